@@ -1,0 +1,122 @@
+// Collective algorithms as schedules: pure functions from (rank, nranks,
+// count, chunking) to the ordered steps one rank takes. The executor
+// (collectives/executor.cc) walks them over the communicator's connections;
+// tests simulate all ranks' lists together without any transport.
+//
+// Terms
+//   element  one value of the operation's datatype; all offsets and counts
+//            here are in elements, never bytes.
+//   Input    the user's send buffer (read-only).
+//   Output   the user's receive buffer.
+//   Scratch  a library temporary of Schedule::scratchElems elements.
+//   chunk    the pipelining unit: a schedule splits its messages into pieces
+//            of at most CollArgs::chunkElems elements so that a rank forwards
+//            piece k while piece k+1 is still on the wire.
+//
+// Execution model (what every schedule may rely on, and what the executor
+// guarantees):
+//   - A rank runs its steps in list order. Send is asynchronous: it reads its
+//     source with value semantics (as of the moment the step runs) and the
+//     rank goes on at once. Recv and RecvReduce block until their data is in.
+//   - Messages between an ordered pair of ranks match in order (FIFO), and a
+//     Send's count must equal the matching receive's count.
+//   - In-place (CollArgs::inPlace): for AllReduce, Broadcast and Reduce on the
+//     root, Input and Output are the same memory; a schedule must be correct
+//     under that aliasing. Other collectives get distinct Input and Output
+//     (the executor arranges it).
+//   - Output exists on every rank except for Reduce, where only the root has
+//     one; non-roots must use Scratch instead.
+//   - Avg is run as Sum; the executor divides the result once at the end.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gdr::coll {
+
+enum class CollKind : uint8_t {
+  AllReduce,
+  Broadcast,
+  Reduce,
+  AllGather,
+  ReduceScatter,
+  AllToAll,
+  AllToAllv,
+  Barrier,
+};
+const char* collName(CollKind k);
+
+enum class BufId : uint8_t { Input, Output, Scratch };
+
+struct Region {
+  BufId buf = BufId::Input;
+  size_t offset = 0;
+  size_t count = 0;
+};
+
+enum class StepKind : uint8_t {
+  Send,        // send src to peer
+  Recv,        // receive dst.count elements from peer into dst
+  RecvReduce,  // receive dst.count elements from peer; dst[i] = op(src[i], incoming[i])
+  Copy,        // dst = src (local)
+  Reduce,      // dst[i] = op(dst[i], src[i]) (local)
+};
+
+struct Step {
+  StepKind kind;
+  int peer = -1;  // -1 for local steps
+  Region src;
+  Region dst;
+  int chunk = 0;  // pipelining unit, for tracing and the cost model
+};
+
+struct Schedule {
+  std::vector<Step> steps;
+  size_t scratchElems = 0;
+};
+
+struct CollArgs {
+  CollKind kind = CollKind::AllReduce;
+  int rank = 0;
+  int nranks = 1;
+  // AllReduce, Broadcast, Reduce: the buffer's elements. AllGather: elements
+  // each rank contributes (Output holds nranks * count). ReduceScatter:
+  // elements each rank receives (Input holds nranks * count). AllToAll:
+  // elements per destination. AllToAllv, Barrier: unused.
+  size_t count = 0;
+  int root = 0;            // Broadcast, Reduce
+  size_t chunkElems = 0;   // 0: no pipelining split
+  bool inPlace = false;
+  // AllToAllv only, nranks entries each, in elements.
+  std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;
+};
+
+// Algorithm names (as GDR_ALGO spells them).
+enum class Algo : uint8_t {
+  Ring,               // allreduce (reduce-scatter + all-gather), allgather, reducescatter
+  RecursiveDoubling,  // allreduce (small), allgather
+  DoubleBinaryTree,   // allreduce
+  RecHalvingDoubling, // allreduce (Rabenseifner), reducescatter
+  Binomial,           // broadcast, reduce
+  Chain,              // pipelined chain broadcast, reduce
+  Pairwise,           // alltoall, alltoallv
+  Dissemination,      // barrier
+};
+const char* algoName(Algo a);
+bool parseAlgo(const std::string& name, Algo* out);
+
+// Whether `algo` can serve these arguments (every algorithm here serves any
+// rank count; this says no for a collective it does not implement).
+bool supports(Algo algo, const CollArgs& args);
+
+// Builds the schedule; throws InvalidArgument if !supports(algo, args).
+Schedule build(Algo algo, const CollArgs& args);
+
+// Picks an algorithm for `args` with messages of `bytes` total: GDR_ALGO when
+// it names one that supports the case (else a logged fallback), else by size
+// and rank count.
+Algo select(const CollArgs& args, size_t elemBytes);
+
+}  // namespace gdr::coll

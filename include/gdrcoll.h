@@ -1,0 +1,138 @@
+/* gdrcoll: MPI-compatible collective communication for GPUs and host memory.
+ *
+ * Every entry point returns gdrResult_t. Host buffers complete before the call
+ * returns (like MPI); device buffers are stream-ordered (like NCCL). Argument
+ * order follows MPI, with a CUDA stream appended (ignored for host buffers,
+ * may be NULL). This header needs neither MPI nor CUDA headers. */
+#ifndef GDRCOLL_H_
+#define GDRCOLL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GDR_VERSION_MAJOR 0
+#define GDR_VERSION_MINOR 1
+#define GDR_VERSION_PATCH 0
+#define GDR_VERSION_CODE (GDR_VERSION_MAJOR * 10000 + GDR_VERSION_MINOR * 100 + GDR_VERSION_PATCH)
+
+typedef enum {
+  gdrSuccess = 0,
+  gdrInvalidArgument = 1,  /* a bad pointer, type, op, count or rank */
+  gdrInvalidUsage = 2,     /* a call in the wrong state, or mismatched across ranks */
+  gdrSystemError = 3,      /* an OS call failed (errno text in the last error) */
+  gdrRemoteError = 4,      /* a peer failed, vanished or reported an error */
+  gdrTimeout = 5,          /* a wait passed GDR_TIMEOUT_MS */
+  gdrNotSupported = 6,     /* the build or the hardware lacks the feature */
+  gdrInternalError = 7,    /* a bug in gdrcoll: please report it */
+  gdrCudaError = 8,        /* a CUDA call failed */
+  gdrInProgress = 9,       /* a non-blocking operation has not finished */
+  gdrNumResults = 10
+} gdrResult_t;
+
+typedef enum {
+  gdrInt8 = 0,
+  gdrUint8 = 1,
+  gdrInt32 = 2,
+  gdrUint32 = 3,
+  gdrInt64 = 4,
+  gdrUint64 = 5,
+  gdrFloat16 = 6,
+  gdrBfloat16 = 7,
+  gdrFloat32 = 8,
+  gdrFloat64 = 9,
+  gdrNumTypes = 10
+} gdrDataType_t;
+
+typedef enum { gdrSum = 0, gdrProd = 1, gdrMax = 2, gdrMin = 3, gdrAvg = 4, gdrNumOps = 5 } gdrRedOp_t;
+
+/* Pass as the send buffer for an in-place collective (its value is Open MPI's
+ * MPI_IN_PLACE; gdrcoll_mpi.h translates other MPIs' value). Passing the
+ * receive buffer as the send buffer is also treated as in-place. */
+#define GDR_IN_PLACE ((void*)1)
+
+#define GDR_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[GDR_UNIQUE_ID_BYTES];
+} gdrUniqueId;
+
+typedef struct gdrComm* gdrComm_t;
+/* Same type as cudaStream_t, without including the CUDA headers. */
+typedef struct CUstream_st* gdrStream_t;
+
+/* ---- communicators ---- */
+
+/* gdrCommInitMPI(comm, MPI_Comm) is declared in gdrcoll_mpi.h. */
+/* Unique-id rendezvous over TCP: rank 0 (or any one process) calls
+ * gdrGetUniqueId, shares the id, and every rank calls gdrCommInitRank. */
+gdrResult_t gdrGetUniqueId(gdrUniqueId* uniqueId);
+gdrResult_t gdrCommInitRank(gdrComm_t* comm, int nranks, gdrUniqueId uniqueId, int rank);
+gdrResult_t gdrCommDestroy(gdrComm_t comm);
+/* Always returns: fails pending operations and frees the communicator. */
+gdrResult_t gdrCommAbort(gdrComm_t comm);
+gdrResult_t gdrCommRank(gdrComm_t comm, int* rank);
+gdrResult_t gdrCommSize(gdrComm_t comm, int* size);
+/* gdrSuccess while healthy; the error that broke the communicator otherwise. */
+gdrResult_t gdrCommGetAsyncError(gdrComm_t comm, gdrResult_t* asyncError);
+const char* gdrGetErrorString(gdrResult_t result);
+/* The text of the last error seen on this communicator (or, for comm == NULL,
+ * by this thread outside any communicator). Never NULL. */
+const char* gdrGetLastError(gdrComm_t comm);
+gdrResult_t gdrGetVersion(int* version);
+
+/* ---- collectives ---- */
+
+gdrResult_t gdrAllReduce(const void* sendbuf, void* recvbuf, size_t count, gdrDataType_t datatype,
+                         gdrRedOp_t op, gdrComm_t comm, gdrStream_t stream);
+gdrResult_t gdrBroadcast(void* buffer, size_t count, gdrDataType_t datatype, int root,
+                         gdrComm_t comm, gdrStream_t stream);
+/* recvbuf matters on the root only. */
+gdrResult_t gdrReduce(const void* sendbuf, void* recvbuf, size_t count, gdrDataType_t datatype,
+                      gdrRedOp_t op, int root, gdrComm_t comm, gdrStream_t stream);
+/* recvbuf holds size * sendcount elements; rank r's block lands at r * sendcount.
+ * In-place: sendbuf == GDR_IN_PLACE and the rank's block is already in recvbuf. */
+gdrResult_t gdrAllGather(const void* sendbuf, size_t sendcount, void* recvbuf,
+                         gdrDataType_t datatype, gdrComm_t comm, gdrStream_t stream);
+/* sendbuf holds size * recvcount elements (MPI_Reduce_scatter_block). In-place:
+ * sendbuf == GDR_IN_PLACE, the input is in recvbuf (size * recvcount elements)
+ * and the result lands at its start. */
+gdrResult_t gdrReduceScatter(const void* sendbuf, void* recvbuf, size_t recvcount,
+                             gdrDataType_t datatype, gdrRedOp_t op, gdrComm_t comm,
+                             gdrStream_t stream);
+/* Block r of sendbuf (sendcount elements) goes to rank r. In-place allowed. */
+gdrResult_t gdrAllToAll(const void* sendbuf, size_t sendcount, void* recvbuf,
+                        gdrDataType_t datatype, gdrComm_t comm, gdrStream_t stream);
+/* Counts and displacements in elements, one per rank. */
+gdrResult_t gdrAllToAllv(const void* sendbuf, const size_t* sendcounts, const size_t* sdispls,
+                         void* recvbuf, const size_t* recvcounts, const size_t* rdispls,
+                         gdrDataType_t datatype, gdrComm_t comm, gdrStream_t stream);
+gdrResult_t gdrBarrier(gdrComm_t comm, gdrStream_t stream);
+
+/* ---- point to point ---- */
+
+/* Messages between two ranks match in order. Outside a group a send may wait
+ * for its receive (like MPI_Send); inside gdrGroupStart/gdrGroupEnd every
+ * call is queued and gdrGroupEnd runs them together, so any pattern of sends
+ * and receives completes. */
+gdrResult_t gdrSend(const void* sendbuf, size_t count, gdrDataType_t datatype, int peer,
+                    gdrComm_t comm, gdrStream_t stream);
+gdrResult_t gdrRecv(void* recvbuf, size_t count, gdrDataType_t datatype, int peer,
+                    gdrComm_t comm, gdrStream_t stream);
+gdrResult_t gdrGroupStart(void);
+gdrResult_t gdrGroupEnd(void);
+
+/* ---- configuration ---- */
+
+/* Visits every GDR_* variable: name, type, default, current value, description.
+ * Used by gdr-info; the visitor returns non-zero to stop. */
+typedef int (*gdrParamVisitor_t)(const char* name, const char* type, const char* defaultValue,
+                                 const char* currentValue, const char* description, void* arg);
+gdrResult_t gdrParamVisit(gdrParamVisitor_t visitor, void* arg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GDRCOLL_H_ */

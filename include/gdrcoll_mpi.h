@@ -1,0 +1,103 @@
+/* gdrcoll for MPI programs: communicator creation from an MPI_Comm, and the
+ * mapping of MPI datatypes and ops to gdrcoll's, so that
+ *   MPI_Allreduce(s, r, n, MPI_FLOAT, MPI_SUM, c)
+ * becomes
+ *   gdrMPI_Allreduce(s, r, n, MPI_FLOAT, MPI_SUM, g, stream)
+ * with g from gdrCommInitMPI(&g, c). */
+#ifndef GDRCOLL_MPI_H_
+#define GDRCOLL_MPI_H_
+
+#include <mpi.h>
+
+#include "gdrcoll.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Collective over mpiComm; the bootstrap works on a duplicate of it, so the
+ * caller's communicator carries no gdrcoll traffic. */
+gdrResult_t gdrCommInitMPI(gdrComm_t* comm, MPI_Comm mpiComm);
+
+/* Returns gdrSuccess and sets *out when the MPI datatype has a gdrcoll twin. */
+static inline gdrResult_t gdrTypeFromMPI(MPI_Datatype t, gdrDataType_t* out) {
+  if (t == MPI_INT8_T || t == MPI_SIGNED_CHAR || t == MPI_CHAR) *out = gdrInt8;
+  else if (t == MPI_UINT8_T || t == MPI_UNSIGNED_CHAR || t == MPI_BYTE) *out = gdrUint8;
+  else if (t == MPI_INT32_T || t == MPI_INT) *out = gdrInt32;
+  else if (t == MPI_UINT32_T || t == MPI_UNSIGNED) *out = gdrUint32;
+  else if (t == MPI_INT64_T || t == MPI_LONG_LONG || (sizeof(long) == 8 && t == MPI_LONG)) *out = gdrInt64;
+  else if (t == MPI_UINT64_T || t == MPI_UNSIGNED_LONG_LONG ||
+           (sizeof(unsigned long) == 8 && t == MPI_UNSIGNED_LONG)) *out = gdrUint64;
+  else if (t == MPI_FLOAT) *out = gdrFloat32;
+  else if (t == MPI_DOUBLE) *out = gdrFloat64;
+  else return gdrInvalidArgument;
+  return gdrSuccess;
+}
+
+/* MPI has no avg; gdrAvg is reachable through the native API only. */
+static inline gdrResult_t gdrOpFromMPI(MPI_Op op, gdrRedOp_t* out) {
+  if (op == MPI_SUM) *out = gdrSum;
+  else if (op == MPI_PROD) *out = gdrProd;
+  else if (op == MPI_MAX) *out = gdrMax;
+  else if (op == MPI_MIN) *out = gdrMin;
+  else return gdrInvalidArgument;
+  return gdrSuccess;
+}
+
+static inline const void* gdrInPlaceFromMPI(const void* buf) {
+  return buf == MPI_IN_PLACE ? GDR_IN_PLACE : buf;
+}
+
+static inline gdrResult_t gdrMPI_Allreduce(const void* s, void* r, int n, MPI_Datatype t, MPI_Op o,
+                                           gdrComm_t c, gdrStream_t stream) {
+  gdrDataType_t gt;
+  gdrRedOp_t go;
+  if (n < 0 || gdrTypeFromMPI(t, &gt) != gdrSuccess || gdrOpFromMPI(o, &go) != gdrSuccess)
+    return gdrInvalidArgument;
+  return gdrAllReduce(gdrInPlaceFromMPI(s), r, (size_t)n, gt, go, c, stream);
+}
+
+static inline gdrResult_t gdrMPI_Bcast(void* b, int n, MPI_Datatype t, int root, gdrComm_t c,
+                                       gdrStream_t stream) {
+  gdrDataType_t gt;
+  if (n < 0 || gdrTypeFromMPI(t, &gt) != gdrSuccess) return gdrInvalidArgument;
+  return gdrBroadcast(b, (size_t)n, gt, root, c, stream);
+}
+
+static inline gdrResult_t gdrMPI_Reduce(const void* s, void* r, int n, MPI_Datatype t, MPI_Op o,
+                                        int root, gdrComm_t c, gdrStream_t stream) {
+  gdrDataType_t gt;
+  gdrRedOp_t go;
+  if (n < 0 || gdrTypeFromMPI(t, &gt) != gdrSuccess || gdrOpFromMPI(o, &go) != gdrSuccess)
+    return gdrInvalidArgument;
+  return gdrReduce(gdrInPlaceFromMPI(s), r, (size_t)n, gt, go, root, c, stream);
+}
+
+static inline gdrResult_t gdrMPI_Allgather(const void* s, int n, MPI_Datatype t, void* r,
+                                           gdrComm_t c, gdrStream_t stream) {
+  gdrDataType_t gt;
+  if (n < 0 || gdrTypeFromMPI(t, &gt) != gdrSuccess) return gdrInvalidArgument;
+  return gdrAllGather(gdrInPlaceFromMPI(s), (size_t)n, r, gt, c, stream);
+}
+
+static inline gdrResult_t gdrMPI_Reduce_scatter_block(const void* s, void* r, int n,
+                                                      MPI_Datatype t, MPI_Op o, gdrComm_t c,
+                                                      gdrStream_t stream) {
+  gdrDataType_t gt;
+  gdrRedOp_t go;
+  if (n < 0 || gdrTypeFromMPI(t, &gt) != gdrSuccess || gdrOpFromMPI(o, &go) != gdrSuccess)
+    return gdrInvalidArgument;
+  return gdrReduceScatter(gdrInPlaceFromMPI(s), r, (size_t)n, gt, go, c, stream);
+}
+
+static inline gdrResult_t gdrMPI_Alltoall(const void* s, int n, MPI_Datatype t, void* r,
+                                          gdrComm_t c, gdrStream_t stream) {
+  gdrDataType_t gt;
+  if (n < 0 || gdrTypeFromMPI(t, &gt) != gdrSuccess) return gdrInvalidArgument;
+  return gdrAllToAll(gdrInPlaceFromMPI(s), (size_t)n, r, gt, c, stream);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GDRCOLL_MPI_H_ */

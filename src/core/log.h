@@ -1,0 +1,41 @@
+// Logging with a level and a subsystem mask (GDR_DEBUG, GDR_DEBUG_SUBSYS).
+// Every line carries host, pid, rank and device. Log an error once, where it
+// is first detected.
+#pragma once
+
+#include <cstdint>
+
+namespace gdr::log {
+
+enum class Level : int { None = 0, Warn = 1, Info = 2, Trace = 3 };
+
+enum Subsys : uint32_t {
+  kInit = 1u << 0,
+  kBoot = 1u << 1,
+  kNet = 1u << 2,
+  kShm = 1u << 3,
+  kTopo = 1u << 4,
+  kColl = 1u << 5,
+  kP2P = 1u << 6,
+  kAll = ~0u,
+};
+
+bool enabled(Level level, uint32_t subsys);
+void write(Level level, uint32_t subsys, const char* file, int line, const char* fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+// The rank and device shown on this thread's lines (-1: unknown).
+void setContext(int rank, int device);
+// Re-reads GDR_DEBUG* (tests change them).
+void reload();
+
+}  // namespace gdr::log
+
+#define GDR_LOG(level, subsys, ...)                                                     \
+  do {                                                                                  \
+    if (::gdr::log::enabled(::gdr::log::Level::level, ::gdr::log::subsys))              \
+      ::gdr::log::write(::gdr::log::Level::level, ::gdr::log::subsys, __FILE__, __LINE__, \
+                        __VA_ARGS__);                                                   \
+  } while (0)
+#define GDR_WARN(subsys, ...) GDR_LOG(Warn, subsys, __VA_ARGS__)
+#define GDR_INFO(subsys, ...) GDR_LOG(Info, subsys, __VA_ARGS__)
+#define GDR_TRACE(subsys, ...) GDR_LOG(Trace, subsys, __VA_ARGS__)

@@ -1,0 +1,120 @@
+#include "core/params.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <strings.h>
+
+#include "core/error.h"
+
+namespace gdr::param {
+
+namespace {
+
+// Add a row here for every variable the library reads (keep them grouped by
+// subsystem). The README's table is generated from this list by gdr-info --markdown.
+const std::vector<Info> kParams = {
+    // general
+    {"GDR_DEBUG", Type::String, "WARN", "Log level: NONE, WARN, INFO or TRACE."},
+    {"GDR_DEBUG_SUBSYS", Type::String, "ALL",
+     "Comma-separated subsystems to log: INIT, BOOT, NET, SHM, TOPO, COLL, P2P, ALL."},
+    {"GDR_DEBUG_FILE", Type::String, "", "Log to this file instead of stderr (%h host, %p pid)."},
+    {"GDR_TIMEOUT_MS", Type::Int, "300000",
+     "Deadline for any single wait, in milliseconds; a timeout names the peer and step."},
+    {"GDR_CHECK_MISMATCH", Type::Int, "1",
+     "Cross-rank argument checks: 0 off; 1 check every message's operation signature; "
+     "2 also agree on (collective, type, op, count, root) before every operation."},
+    // algorithms
+    {"GDR_ALGO", Type::String, "",
+     "Force algorithms per collective, e.g. 'allreduce=ring,bcast=binomial'. "
+     "See docs/algorithms.md for names."},
+    {"GDR_CHUNK_BYTES", Type::Int, "0",
+     "Pipelining unit of schedules in bytes (0: chosen by size)."},
+    // transports
+    {"GDR_TRANSPORT", Type::String, "auto",
+     "Transport between ranks: auto (shm on one host, socket between hosts), shm or socket."},
+    {"GDR_SOCKET_IFNAME", Type::String, "",
+     "Network interface for TCP (bootstrap and socket transport); default: first up, "
+     "non-loopback IPv4 interface, else loopback."},
+    {"GDR_SOCKET_NTHREADS", Type::Int, "0", "Reserved: helper threads for sockets (0: none)."},
+    {"GDR_SHM_SLOT_BYTES", Type::Int, "65536", "Size of one shared-memory FIFO slot."},
+    {"GDR_SHM_SLOTS", Type::Int, "8", "Slots in each shared-memory FIFO (per ordered rank pair)."},
+    {"GDR_SHM_CMA", Type::Bool, "1",
+     "Use single-copy process_vm_readv for large shared-memory messages when the kernel allows."},
+    {"GDR_SHM_CMA_THRESHOLD", Type::Int, "262144",
+     "Messages at least this large use single-copy process_vm_readv."},
+    {"GDR_SPIN_BEFORE_YIELD", Type::Int, "2000", "Idle polls before a waiting rank yields its core."},
+    {"GDR_HOST_ID", Type::String, "",
+     "Override the host identity used to find co-located ranks (testing)."},
+    // topology (issue 3)
+    {"GDR_TOPO_FILE", Type::String, "", "Load the topology from this hwloc XML instead of the machine."},
+    {"GDR_NET_GDR_LEVEL", Type::String, "PXB",
+     "Use GPUDirect RDMA for a GPU-NIC pair up to this path class (NVL, PIX, PXB, PHB, NODE, SYS)."},
+    {"GDR_IB_HCA", Type::String, "", "Use this RDMA device (e.g. mlx5_0) instead of the topology's choice."},
+};
+
+std::string envOrDefault(const Info& i) {
+  const char* v = std::getenv(i.name);
+  return v ? std::string(v) : std::string(i.defaultValue);
+}
+
+}  // namespace
+
+const std::vector<Info>& all() { return kParams; }
+
+const Info& find(const char* name) {
+  for (const Info& i : kParams)
+    if (std::strcmp(i.name, name) == 0) return i;
+  throw InternalError(strprintf("unregistered parameter %s", name));
+}
+
+const char* typeName(Type t) {
+  switch (t) {
+    case Type::Int: return "int";
+    case Type::Bool: return "bool";
+    case Type::String: return "string";
+  }
+  return "?";
+}
+
+std::string current(const Info& info) { return envOrDefault(info); }
+
+int64_t getInt(const char* name) {
+  const Info& i = find(name);
+  if (i.type != Type::Int) throw InternalError(strprintf("%s is not an int parameter", name));
+  std::string v = envOrDefault(i);
+  errno = 0;
+  char* end = nullptr;
+  long long x = std::strtoll(v.c_str(), &end, 0);
+  // Accept k/m/g suffixes for sizes.
+  if (end && *end) {
+    if (!strcasecmp(end, "k")) x <<= 10;
+    else if (!strcasecmp(end, "m")) x <<= 20;
+    else if (!strcasecmp(end, "g")) x <<= 30;
+    else end = nullptr;
+  }
+  if (v.empty() || errno || !end)
+    throw InvalidArgument(strprintf("%s=%s is not an integer", name, v.c_str()));
+  return x;
+}
+
+bool getBool(const char* name) {
+  const Info& i = find(name);
+  if (i.type != Type::Bool) throw InternalError(strprintf("%s is not a bool parameter", name));
+  std::string v = envOrDefault(i);
+  if (v == "1" || !strcasecmp(v.c_str(), "true") || !strcasecmp(v.c_str(), "yes") ||
+      !strcasecmp(v.c_str(), "on"))
+    return true;
+  if (v == "0" || !strcasecmp(v.c_str(), "false") || !strcasecmp(v.c_str(), "no") ||
+      !strcasecmp(v.c_str(), "off"))
+    return false;
+  throw InvalidArgument(strprintf("%s=%s is not a boolean (use 0 or 1)", name, v.c_str()));
+}
+
+std::string getString(const char* name) {
+  const Info& i = find(name);
+  if (i.type != Type::String) throw InternalError(strprintf("%s is not a string parameter", name));
+  return envOrDefault(i);
+}
+
+}  // namespace gdr::param
