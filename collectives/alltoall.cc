@@ -1,0 +1,49 @@
+// All-to-all(v) by pairwise exchange: in step k = 1..n-1 rank r sends its
+// block for rank r+k and receives rank r-k's block for it (mod n), so every
+// step is a permutation and no rank is hit by two senders at once. The
+// rank's own block is a local Copy, done first. (n-1)·alpha + (n-1)/n of the
+// data in beta. All-to-allv takes the blocks from the per-peer counts and
+// displacements; an empty block sends nothing (both sides see a zero count).
+// Messages are chunked, sends and receives alternating chunk by chunk.
+#include <algorithm>
+#include <functional>
+
+#include "collectives/algorithms.h"
+#include "collectives/schedule_common.h"
+
+namespace gdr::coll::detail {
+namespace {
+
+Schedule pairwise(const CollArgs& a, const std::function<Span(int)>& sendBlock,
+                  const std::function<Span(int)>& recvBlock) {
+  Schedule s;
+  const int n = a.nranks, r = a.rank;
+  const Span own = sendBlock(r);
+  if (own.count > 0) addCopy(s, in(own), out(recvBlock(r)), 0);
+  for (int k = 1; k < n; ++k) {
+    const int to = (r + k) % n, from = (r - k + n) % n;
+    const Span sb = sendBlock(to), rb = recvBlock(from);
+    const size_t ns = numChunks(sb.count, a.chunkElems), nr = numChunks(rb.count, a.chunkElems);
+    for (size_t c = 0; c < std::max(ns, nr); ++c) {
+      const int ci = static_cast<int>(c);
+      if (c < ns) addSend(s, to, in(chunkOf(sb, a.chunkElems, c)), ci);
+      if (c < nr) addRecv(s, from, out(chunkOf(rb, a.chunkElems, c)), ci);
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+Schedule pairwiseAllToAll(const CollArgs& a) {
+  auto block = [&](int i) { return Span{static_cast<size_t>(i) * a.count, a.count}; };
+  return pairwise(a, block, block);
+}
+
+Schedule pairwiseAllToAllv(const CollArgs& a) {
+  return pairwise(
+      a, [&](int i) { return Span{a.sendDispls[i], a.sendCounts[i]}; },
+      [&](int i) { return Span{a.recvDispls[i], a.recvCounts[i]}; });
+}
+
+}  // namespace gdr::coll::detail

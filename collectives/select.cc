@@ -1,0 +1,138 @@
+// Algorithm selection: GDR_ALGO first ("allreduce=ring,bcast=chain"; keys are
+// collName()s, or "broadcast"), else defaults by size and rank count. A
+// forced algorithm that does not implement the collective is reported once
+// per collective and replaced by the default; a name that is not a
+// collective or an algorithm at all is an InvalidArgument.
+//
+// Defaults (bytes: the whole message, count·elemBytes, times nranks for
+// all-gather, reduce-scatter and all-to-all). Guided by the usual alpha-beta
+// reasoning and by what MPICH/NCCL ship; bench/ is where they get tuned.
+//   allreduce      <= 16 KiB: rd (fewest rounds); <= 512 KiB and nranks a
+//                  power of two: rhd; nranks >= 32: dbtree; else ring.
+//   bcast, reduce  < 256 KiB or nranks <= 2: binomial; else chain.
+//   allgather      <= 64 KiB: rd; else ring.
+//   reducescatter  <= 64 KiB: rhd; else ring.
+//   alltoall(v)    pairwise.  barrier: dissemination.
+#include <atomic>
+#include <string>
+
+#include "collectives/schedule.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/params.h"
+
+namespace gdr::coll {
+namespace {
+
+constexpr int kNumKinds = static_cast<int>(CollKind::Barrier) + 1;
+constexpr int kNumAlgos = static_cast<int>(Algo::Dissemination) + 1;
+
+std::string trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+bool parseKind(const std::string& name, CollKind* out) {
+  if (name == "broadcast") {
+    *out = CollKind::Broadcast;
+    return true;
+  }
+  for (int k = 0; k < kNumKinds; ++k) {
+    if (name == collName(static_cast<CollKind>(k))) {
+      *out = static_cast<CollKind>(k);
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string knownNames(bool algos) {
+  std::string s;
+  for (int i = 0; i < (algos ? kNumAlgos : kNumKinds); ++i) {
+    if (!s.empty()) s += ", ";
+    s += algos ? algoName(static_cast<Algo>(i)) : collName(static_cast<CollKind>(i));
+  }
+  return s;
+}
+
+// The algorithm GDR_ALGO forces for `kind`, if any.
+bool forcedAlgo(CollKind kind, Algo* out) {
+  const std::string spec = param::getString("GDR_ALGO");
+  bool found = false;
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t end = spec.find(',', pos);
+    if (end == std::string::npos) end = spec.size();
+    const std::string entry = trim(spec.substr(pos, end - pos));
+    pos = end + 1;
+    if (entry.empty()) continue;
+    const size_t eq = entry.find('=');
+    GDR_CHECK_ARG(eq != std::string::npos,
+                  "GDR_ALGO: '%s' is not collective=algorithm (e.g. allreduce=ring)",
+                  entry.c_str());
+    const std::string key = trim(entry.substr(0, eq)), value = trim(entry.substr(eq + 1));
+    CollKind k;
+    Algo algo;
+    GDR_CHECK_ARG(parseKind(key, &k), "GDR_ALGO: unknown collective '%s' (known: %s)", key.c_str(),
+                  knownNames(false).c_str());
+    GDR_CHECK_ARG(parseAlgo(value, &algo), "GDR_ALGO: unknown algorithm '%s' for %s (known: %s)",
+                  value.c_str(), key.c_str(), knownNames(true).c_str());
+    if (k == kind) {
+      *out = algo;
+      found = true;
+    }
+  }
+  return found;
+}
+
+size_t messageBytes(const CollArgs& a, size_t elemBytes) {
+  switch (a.kind) {
+    case CollKind::AllGather:
+    case CollKind::ReduceScatter:
+    case CollKind::AllToAll:
+      return a.count * static_cast<size_t>(a.nranks) * elemBytes;
+    default:
+      return a.count * elemBytes;
+  }
+}
+
+Algo defaultAlgo(const CollArgs& a, size_t bytes) {
+  const bool pow2 = (a.nranks & (a.nranks - 1)) == 0;
+  switch (a.kind) {
+    case CollKind::AllReduce:
+      if (bytes <= (16u << 10)) return Algo::RecursiveDoubling;
+      if (bytes <= (512u << 10) && pow2) return Algo::RecHalvingDoubling;
+      return a.nranks >= 32 ? Algo::DoubleBinaryTree : Algo::Ring;
+    case CollKind::Broadcast:
+    case CollKind::Reduce:
+      return bytes < (256u << 10) || a.nranks <= 2 ? Algo::Binomial : Algo::Chain;
+    case CollKind::AllGather:
+      return bytes <= (64u << 10) ? Algo::RecursiveDoubling : Algo::Ring;
+    case CollKind::ReduceScatter:
+      return bytes <= (64u << 10) ? Algo::RecHalvingDoubling : Algo::Ring;
+    case CollKind::AllToAll:
+    case CollKind::AllToAllv:
+      return Algo::Pairwise;
+    case CollKind::Barrier:
+      return Algo::Dissemination;
+  }
+  return Algo::Ring;
+}
+
+}  // namespace
+
+Algo select(const CollArgs& args, size_t elemBytes) {
+  const Algo fallback = defaultAlgo(args, messageBytes(args, elemBytes));
+  Algo forced;
+  if (!forcedAlgo(args.kind, &forced)) return fallback;
+  if (supports(forced, args)) return forced;
+  static std::atomic<uint32_t> warned{0};
+  const uint32_t bit = 1u << static_cast<int>(args.kind);
+  if ((warned.fetch_or(bit) & bit) == 0)
+    GDR_WARN(kColl, "GDR_ALGO asks for %s for %s, which it does not implement; using %s",
+             algoName(forced), collName(args.kind), algoName(fallback));
+  return fallback;
+}
+
+}  // namespace gdr::coll
