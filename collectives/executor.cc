@@ -1,0 +1,150 @@
+#include "collectives/executor.h"
+
+#include <cstring>
+#include <deque>
+
+#include "core/error.h"
+#include "core/log.h"
+
+namespace gdr::coll {
+
+namespace {
+
+struct InFlight {
+  transport::SendOp op;
+  const char* begin;
+  const char* end;
+  int peer;
+};
+
+const char* stepName(StepKind k) {
+  switch (k) {
+    case StepKind::Send: return "send";
+    case StepKind::Recv: return "recv";
+    case StepKind::RecvReduce: return "recv-reduce";
+    case StepKind::Copy: return "copy";
+    case StepKind::Reduce: return "reduce";
+  }
+  return "?";
+}
+
+class Runner {
+ public:
+  Runner(Communicator& c, const Schedule& s, const HostBuffers& b, transport::ReduceFn fn,
+         const transport::OpSig& sig)
+      : comm_(c), sched_(s), bufs_(b), fn_(fn), sig_(sig) {}
+
+  void run() {
+    for (stepIdx_ = 0; stepIdx_ < sched_.steps.size(); ++stepIdx_) {
+      const Step& st = sched_.steps[stepIdx_];
+      switch (st.kind) {
+        case StepKind::Send: send(st); break;
+        case StepKind::Recv: recv(st, false); break;
+        case StepKind::RecvReduce: recv(st, true); break;
+        case StepKind::Copy: {
+          const char* src = ptr(st.src);
+          char* dst = wptr(st.dst);
+          if (src != dst && st.dst.count) {
+            waitSendsOver(dst, bytes(st.dst));
+            std::memmove(dst, src, bytes(st.dst));
+          }
+          break;
+        }
+        case StepKind::Reduce: {
+          char* dst = wptr(st.dst);
+          if (st.dst.count) {
+            waitSendsOver(dst, bytes(st.dst));
+            fn_(dst, dst, ptr(st.src), st.dst.count);
+          }
+          break;
+        }
+      }
+      reap();
+    }
+    comm_.progressUntil([&] { return reap(), sends_.empty(); },
+                        [&] { return describeWait("for sends to complete", sends_.empty() ? -1 : sends_.front().peer); });
+  }
+
+ private:
+  size_t bytes(const Region& r) const { return r.count * bufs_.elemBytes; }
+  const char* ptr(const Region& r) const {
+    const char* base = r.buf == BufId::Input ? bufs_.input : r.buf == BufId::Output ? bufs_.output : bufs_.scratch;
+    if (!base && r.count) throw InternalError("schedule touches a buffer this rank does not have");
+    return base + r.offset * bufs_.elemBytes;
+  }
+  char* wptr(const Region& r) const {
+    if (r.buf == BufId::Input && r.count) throw InternalError("schedule writes the input buffer");
+    return const_cast<char*>(ptr(r));
+  }
+
+  void send(const Step& st) {
+    sends_.emplace_back();
+    InFlight& f = sends_.back();
+    f.op.data = ptr(st.src);
+    f.op.bytes = bytes(st.src);
+    f.op.sig = sig_;
+    f.begin = static_cast<const char*>(f.op.data);
+    f.end = f.begin + f.op.bytes;
+    f.peer = st.peer;
+    comm_.endpoint(st.peer)->postSend(&f.op);
+  }
+
+  void recv(const Step& st, bool reduce) {
+    char* dst = wptr(st.dst);
+    waitSendsOver(dst, bytes(st.dst));
+    transport::RecvOp op;
+    op.dst = dst;
+    op.bytes = bytes(st.dst);
+    op.sig = sig_;
+    op.elemBytes = bufs_.elemBytes;
+    if (reduce) {
+      op.reduceSrc = ptr(st.src);
+      op.fn = fn_;
+    }
+    comm_.endpoint(st.peer)->postRecv(&op);
+    comm_.progressUntil([&] { return op.complete; },
+                        [&] { return describeWait(strprintf("to receive %zu bytes", op.bytes), st.peer); });
+  }
+
+  // Waits for in-flight sends that read [p, p+n).
+  void waitSendsOver(const char* p, size_t n) {
+    if (!n) return;
+    for (auto& f : sends_) {
+      if (f.op.complete || f.end <= p || f.begin >= p + n) continue;
+      comm_.progressUntil([&] { return f.op.complete; },
+                          [&] { return describeWait("for a send to complete", f.peer); });
+    }
+  }
+
+  void reap() {
+    while (!sends_.empty() && sends_.front().op.complete) sends_.pop_front();
+  }
+
+  std::string describeWait(const std::string& what, int peer) const {
+    const Step* st = stepIdx_ < sched_.steps.size() ? &sched_.steps[stepIdx_] : nullptr;
+    std::string s = strprintf("waiting %s", what.c_str());
+    if (peer >= 0) s += strprintf(" from/to rank %d", peer);
+    s += strprintf(" in %s", transport::describe(sig_).c_str());
+    if (st)
+      s += strprintf(", step %zu of %zu (%s, chunk %d)", stepIdx_ + 1, sched_.steps.size(), stepName(st->kind),
+                     st->chunk);
+    return s;
+  }
+
+  Communicator& comm_;
+  const Schedule& sched_;
+  const HostBuffers& bufs_;
+  transport::ReduceFn fn_;
+  transport::OpSig sig_;
+  std::deque<InFlight> sends_;
+  size_t stepIdx_ = 0;
+};
+
+}  // namespace
+
+void execute(Communicator& comm, const Schedule& sched, const HostBuffers& bufs, transport::ReduceFn fn,
+             const transport::OpSig& sig) {
+  Runner(comm, sched, bufs, fn, sig).run();
+}
+
+}  // namespace gdr::coll

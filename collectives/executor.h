@@ -1,0 +1,23 @@
+// Runs one rank's schedule over the communicator's endpoints, on host memory.
+// Sends are posted and left in flight; receives are waited on; a step that
+// would overwrite memory an in-flight send still reads waits for that send
+// first, so schedules keep their value semantics (see schedule.h).
+#pragma once
+
+#include "collectives/schedule.h"
+#include "comm/comm.h"
+#include "transport/transport.h"
+
+namespace gdr::coll {
+
+struct HostBuffers {
+  const char* input = nullptr;
+  char* output = nullptr;
+  char* scratch = nullptr;
+  size_t elemBytes = 1;
+};
+
+void execute(Communicator& comm, const Schedule& sched, const HostBuffers& bufs,
+             transport::ReduceFn fn, const transport::OpSig& sig);
+
+}  // namespace gdr::coll

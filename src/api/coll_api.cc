@@ -1,0 +1,243 @@
+// Collective and point-to-point entry points of the C API: argument checks
+// (nothing is written when they fail, and the communicator stays usable),
+// then the host path. Device buffers are refused until the GPU path lands.
+#include <cstdint>
+
+#include "api/guard.h"
+#include "collectives/reduce_host.h"
+#include "comm/host_colls.h"
+#include "comm/p2p.h"
+#include "core/memory_kind.h"
+
+using gdr::CollCall;
+using gdr::Communicator;
+using gdr::api::checkComm;
+using gdr::api::guarded;
+using gdr::coll::CollKind;
+
+namespace {
+
+Communicator& ready(gdrComm_t comm) {
+  Communicator& c = checkComm(comm);
+  c.throwIfFailed();
+  return c;
+}
+
+void checkType(gdrDataType_t t) {
+  GDR_CHECK_ARG(static_cast<unsigned>(t) < gdrNumTypes, "datatype %d is not a gdrDataType_t", static_cast<int>(t));
+}
+
+void checkOp(gdrRedOp_t op) {
+  GDR_CHECK_ARG(static_cast<unsigned>(op) < gdrNumOps, "op %d is not a gdrRedOp_t", static_cast<int>(op));
+}
+
+// count * multiplier elements of type t must fit in memory; a negative int
+// passed as size_t shows up here as an enormous count.
+void checkCount(size_t count, size_t multiplier, gdrDataType_t t, const char* what) {
+  const size_t limit = (SIZE_MAX / 4) / gdr::coll::typeSize(t) / (multiplier ? multiplier : 1);
+  GDR_CHECK_ARG(count <= limit, "%s %zu is too large (a negative count converted to size_t?)", what, count);
+}
+
+void checkBuf(const void* p, size_t count, const char* what) {
+  GDR_CHECK_ARG(p || count == 0, "%s is NULL", what);
+}
+
+void checkRoot(const Communicator& c, int root) {
+  GDR_CHECK_ARG(root >= 0 && root < c.size(), "root %d is outside [0, %d)", root, c.size());
+}
+
+void checkPeer(const Communicator& c, int peer) {
+  GDR_CHECK_ARG(peer >= 0 && peer < c.size(), "peer %d is outside [0, %d)", peer, c.size());
+}
+
+bool inPlace(const void* sendbuf, const void* recvbuf) { return sendbuf == GDR_IN_PLACE || sendbuf == recvbuf; }
+
+void hostOnly(const void* a, const void* b = nullptr) {
+  for (const void* p : {a, b}) {
+    if (p && p != GDR_IN_PLACE && gdr::memoryKind(p) == gdr::MemKind::Device)
+      throw gdr::NotSupported("device buffers are not supported yet by this build of gdrcoll (host memory only)");
+  }
+}
+
+void run(Communicator& c, const CollCall& call) {
+  if (gdr::inGroup())
+    throw gdr::InvalidUsage("collectives inside gdrGroupStart/gdrGroupEnd are not supported; only send/recv");
+  gdr::runHostCollective(c, call);
+}
+
+}  // namespace
+
+extern "C" {
+
+gdrResult_t gdrAllReduce(const void* sendbuf, void* recvbuf, size_t count, gdrDataType_t datatype,
+                         gdrRedOp_t op, gdrComm_t comm, gdrStream_t) {
+  return guarded("gdrAllReduce", comm, [&] {
+    Communicator& c = ready(comm);
+    checkType(datatype);
+    checkOp(op);
+    checkCount(count, 1, datatype, "count");
+    checkBuf(sendbuf, count, "sendbuf");
+    checkBuf(recvbuf, count, "recvbuf");
+    hostOnly(sendbuf, recvbuf);
+    CollCall call{CollKind::AllReduce, sendbuf, recvbuf, count, datatype, op};
+    call.inPlace = inPlace(sendbuf, recvbuf);
+    run(c, call);
+  });
+}
+
+gdrResult_t gdrBroadcast(void* buffer, size_t count, gdrDataType_t datatype, int root, gdrComm_t comm,
+                         gdrStream_t) {
+  return guarded("gdrBroadcast", comm, [&] {
+    Communicator& c = ready(comm);
+    checkType(datatype);
+    checkCount(count, 1, datatype, "count");
+    checkBuf(buffer, count, "buffer");
+    checkRoot(c, root);
+    hostOnly(buffer);
+    CollCall call{CollKind::Broadcast, buffer, buffer, count, datatype, gdrSum, root};
+    run(c, call);
+  });
+}
+
+gdrResult_t gdrReduce(const void* sendbuf, void* recvbuf, size_t count, gdrDataType_t datatype, gdrRedOp_t op,
+                      int root, gdrComm_t comm, gdrStream_t) {
+  return guarded("gdrReduce", comm, [&] {
+    Communicator& c = ready(comm);
+    checkType(datatype);
+    checkOp(op);
+    checkCount(count, 1, datatype, "count");
+    checkRoot(c, root);
+    const bool isRoot = c.rank() == root;
+    GDR_CHECK_ARG(isRoot || sendbuf != GDR_IN_PLACE, "GDR_IN_PLACE is only valid on the root");
+    checkBuf(sendbuf, count, "sendbuf");
+    if (isRoot) checkBuf(recvbuf, count, "recvbuf (on the root)");
+    hostOnly(sendbuf, isRoot ? recvbuf : nullptr);
+    CollCall call{CollKind::Reduce, sendbuf, recvbuf, count, datatype, op, root};
+    call.inPlace = isRoot && inPlace(sendbuf, recvbuf);
+    run(c, call);
+  });
+}
+
+gdrResult_t gdrAllGather(const void* sendbuf, size_t sendcount, void* recvbuf, gdrDataType_t datatype,
+                         gdrComm_t comm, gdrStream_t) {
+  return guarded("gdrAllGather", comm, [&] {
+    Communicator& c = ready(comm);
+    checkType(datatype);
+    checkCount(sendcount, c.size(), datatype, "sendcount");
+    checkBuf(sendbuf, sendcount, "sendbuf");
+    checkBuf(recvbuf, sendcount, "recvbuf");
+    hostOnly(sendbuf, recvbuf);
+    CollCall call{CollKind::AllGather, sendbuf, recvbuf, sendcount, datatype};
+    call.inPlace = sendbuf == GDR_IN_PLACE;
+    run(c, call);
+  });
+}
+
+gdrResult_t gdrReduceScatter(const void* sendbuf, void* recvbuf, size_t recvcount, gdrDataType_t datatype,
+                             gdrRedOp_t op, gdrComm_t comm, gdrStream_t) {
+  return guarded("gdrReduceScatter", comm, [&] {
+    Communicator& c = ready(comm);
+    checkType(datatype);
+    checkOp(op);
+    checkCount(recvcount, c.size(), datatype, "recvcount");
+    checkBuf(sendbuf, recvcount, "sendbuf");
+    checkBuf(recvbuf, recvcount, "recvbuf");
+    hostOnly(sendbuf, recvbuf);
+    GDR_CHECK_ARG(sendbuf != recvbuf || recvcount == 0,
+                  "sendbuf equals recvbuf: pass GDR_IN_PLACE for an in-place reduce-scatter");
+    CollCall call{CollKind::ReduceScatter, sendbuf, recvbuf, recvcount, datatype, op};
+    call.inPlace = sendbuf == GDR_IN_PLACE;
+    run(c, call);
+  });
+}
+
+gdrResult_t gdrAllToAll(const void* sendbuf, size_t sendcount, void* recvbuf, gdrDataType_t datatype,
+                        gdrComm_t comm, gdrStream_t) {
+  return guarded("gdrAllToAll", comm, [&] {
+    Communicator& c = ready(comm);
+    checkType(datatype);
+    checkCount(sendcount, c.size(), datatype, "sendcount");
+    checkBuf(sendbuf, sendcount, "sendbuf");
+    checkBuf(recvbuf, sendcount, "recvbuf");
+    hostOnly(sendbuf, recvbuf);
+    CollCall call{CollKind::AllToAll, sendbuf, recvbuf, sendcount, datatype};
+    call.inPlace = inPlace(sendbuf, recvbuf);
+    run(c, call);
+  });
+}
+
+gdrResult_t gdrAllToAllv(const void* sendbuf, const size_t* sendcounts, const size_t* sdispls, void* recvbuf,
+                         const size_t* recvcounts, const size_t* rdispls, gdrDataType_t datatype,
+                         gdrComm_t comm, gdrStream_t) {
+  return guarded("gdrAllToAllv", comm, [&] {
+    Communicator& c = ready(comm);
+    checkType(datatype);
+    const bool ip = sendbuf == GDR_IN_PLACE;
+    GDR_CHECK_ARG(recvcounts && rdispls, "recvcounts and rdispls must not be NULL");
+    GDR_CHECK_ARG(ip || (sendcounts && sdispls), "sendcounts and sdispls must not be NULL");
+    size_t anySend = 0, anyRecv = 0;
+    for (int r = 0; r < c.size(); ++r) {
+      checkCount(recvcounts[r], 1, datatype, "recvcounts[r]");
+      checkCount(rdispls[r], 1, datatype, "rdispls[r]");
+      anyRecv += recvcounts[r];
+      if (!ip) {
+        checkCount(sendcounts[r], 1, datatype, "sendcounts[r]");
+        checkCount(sdispls[r], 1, datatype, "sdispls[r]");
+        anySend += sendcounts[r];
+      }
+    }
+    checkBuf(ip ? recvbuf : sendbuf, ip ? anyRecv : anySend, "sendbuf");
+    checkBuf(recvbuf, anyRecv, "recvbuf");
+    hostOnly(sendbuf, recvbuf);
+    CollCall call{CollKind::AllToAllv, sendbuf, recvbuf, 0, datatype};
+    call.inPlace = ip;
+    call.sendCounts = sendcounts;
+    call.sendDispls = sdispls;
+    call.recvCounts = recvcounts;
+    call.recvDispls = rdispls;
+    run(c, call);
+  });
+}
+
+gdrResult_t gdrBarrier(gdrComm_t comm, gdrStream_t) {
+  return guarded("gdrBarrier", comm, [&] {
+    Communicator& c = ready(comm);
+    run(c, CollCall{CollKind::Barrier});
+  });
+}
+
+gdrResult_t gdrSend(const void* sendbuf, size_t count, gdrDataType_t datatype, int peer, gdrComm_t comm,
+                    gdrStream_t) {
+  return guarded("gdrSend", comm, [&] {
+    Communicator& c = ready(comm);
+    checkType(datatype);
+    checkCount(count, 1, datatype, "count");
+    checkBuf(sendbuf, count, "sendbuf");
+    checkPeer(c, peer);
+    hostOnly(sendbuf);
+    gdr::p2pSend(c, sendbuf, count, datatype, peer);
+  });
+}
+
+gdrResult_t gdrRecv(void* recvbuf, size_t count, gdrDataType_t datatype, int peer, gdrComm_t comm,
+                    gdrStream_t) {
+  return guarded("gdrRecv", comm, [&] {
+    Communicator& c = ready(comm);
+    checkType(datatype);
+    checkCount(count, 1, datatype, "count");
+    checkBuf(recvbuf, count, "recvbuf");
+    checkPeer(c, peer);
+    hostOnly(recvbuf);
+    gdr::p2pRecv(c, recvbuf, count, datatype, peer);
+  });
+}
+
+gdrResult_t gdrGroupStart(void) {
+  return guarded("gdrGroupStart", nullptr, [&] { gdr::groupStart(); });
+}
+
+gdrResult_t gdrGroupEnd(void) {
+  return guarded("gdrGroupEnd", nullptr, [&] { gdr::groupEnd(); });
+}
+
+}  // extern "C"

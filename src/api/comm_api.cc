@@ -1,0 +1,129 @@
+// Communicator entry points of the C API.
+#include <mpi.h>
+
+#include "api/guard.h"
+#include "bootstrap/bootstrap.h"
+#include "comm/p2p.h"
+#include "core/params.h"
+#include "gdrcoll_mpi.h"
+
+using gdr::api::checkComm;
+using gdr::api::guarded;
+
+extern "C" {
+
+gdrResult_t gdrGetVersion(int* version) {
+  return guarded("gdrGetVersion", nullptr, [&] {
+    GDR_CHECK_ARG(version, "version is NULL");
+    *version = GDR_VERSION_CODE;
+  });
+}
+
+gdrResult_t gdrCommInitMPI(gdrComm_t* comm, MPI_Comm mpiComm) {
+  return guarded("gdrCommInitMPI", nullptr, [&] {
+    GDR_CHECK_ARG(comm, "comm (the output pointer) is NULL");
+    GDR_CHECK_ARG(mpiComm != MPI_COMM_NULL, "the MPI communicator is MPI_COMM_NULL");
+    *comm = nullptr;
+    auto c = new gdrComm(gdr::boot::makeMpiBootstrap(&mpiComm));
+    gdr::api::registerComm(c);
+    *comm = c;
+  });
+}
+
+gdrResult_t gdrGetUniqueId(gdrUniqueId* uniqueId) {
+  return guarded("gdrGetUniqueId", nullptr, [&] {
+    GDR_CHECK_ARG(uniqueId, "uniqueId is NULL");
+    gdr::boot::createUniqueId(uniqueId);
+  });
+}
+
+gdrResult_t gdrCommInitRank(gdrComm_t* comm, int nranks, gdrUniqueId uniqueId, int rank) {
+  return guarded("gdrCommInitRank", nullptr, [&] {
+    GDR_CHECK_ARG(comm, "comm (the output pointer) is NULL");
+    GDR_CHECK_ARG(nranks > 0, "nranks must be positive, got %d", nranks);
+    GDR_CHECK_ARG(rank >= 0 && rank < nranks, "rank %d is outside [0, %d)", rank, nranks);
+    *comm = nullptr;
+    auto c = new gdrComm(gdr::boot::makeTcpBootstrap(uniqueId, rank, nranks));
+    gdr::api::registerComm(c);
+    *comm = c;
+  });
+}
+
+gdrResult_t gdrCommDestroy(gdrComm_t comm) {
+  return guarded("gdrCommDestroy", nullptr, [&] {
+    checkComm(comm);
+    gdr::api::unregisterComm(comm);
+    gdr::groupForget(comm);
+    delete comm;
+  });
+}
+
+gdrResult_t gdrCommAbort(gdrComm_t comm) {
+  return guarded("gdrCommAbort", nullptr, [&] {
+    checkComm(comm);
+    gdr::api::unregisterComm(comm);
+    comm->abortAll();
+    gdr::groupForget(comm);
+    delete comm;
+  });
+}
+
+gdrResult_t gdrCommRank(gdrComm_t comm, int* rank) {
+  return guarded("gdrCommRank", comm, [&] {
+    GDR_CHECK_ARG(rank, "rank (the output pointer) is NULL");
+    *rank = checkComm(comm).rank();
+  });
+}
+
+gdrResult_t gdrCommSize(gdrComm_t comm, int* size) {
+  return guarded("gdrCommSize", comm, [&] {
+    GDR_CHECK_ARG(size, "size (the output pointer) is NULL");
+    *size = checkComm(comm).size();
+  });
+}
+
+gdrResult_t gdrCommGetAsyncError(gdrComm_t comm, gdrResult_t* asyncError) {
+  return guarded("gdrCommGetAsyncError", comm, [&] {
+    GDR_CHECK_ARG(asyncError, "asyncError (the output pointer) is NULL");
+    *asyncError = checkComm(comm).asyncError();
+  });
+}
+
+const char* gdrGetErrorString(gdrResult_t result) {
+  switch (result) {
+    case gdrSuccess: return "success";
+    case gdrInvalidArgument: return "invalid argument";
+    case gdrInvalidUsage: return "invalid usage (wrong state, or ranks called mismatched operations)";
+    case gdrSystemError: return "system call failed";
+    case gdrRemoteError: return "a peer failed or vanished";
+    case gdrTimeout: return "timed out (GDR_TIMEOUT_MS)";
+    case gdrNotSupported: return "not supported by this build or hardware";
+    case gdrInternalError: return "internal error in gdrcoll";
+    case gdrCudaError: return "CUDA call failed";
+    case gdrInProgress: return "operation in progress";
+    default: return "unknown gdrResult_t value";
+  }
+}
+
+const char* gdrGetLastError(gdrComm_t comm) {
+  thread_local std::string text;
+  if (!comm) return gdr::api::threadLastError();
+  try {
+    text = checkComm(comm).lastError();
+  } catch (const gdr::Error& e) {
+    text = e.what();
+  }
+  return text.c_str();
+}
+
+gdrResult_t gdrParamVisit(gdrParamVisitor_t visitor, void* arg) {
+  return guarded("gdrParamVisit", nullptr, [&] {
+    GDR_CHECK_ARG(visitor, "visitor is NULL");
+    for (const auto& p : gdr::param::all()) {
+      std::string cur = gdr::param::current(p);
+      if (visitor(p.name, gdr::param::typeName(p.type), p.defaultValue, cur.c_str(), p.description, arg)) break;
+    }
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,52 @@
+// The one place C++ errors become gdrResult_t codes. Every API entry point
+// runs its body through guarded(); the error text goes to the communicator's
+// last error (or the thread's, without one) and is logged once.
+#pragma once
+
+#include <string>
+
+#include "comm/comm.h"
+#include "core/error.h"
+#include "core/log.h"
+
+namespace gdr::api {
+
+void setThreadLastError(const std::string& s);
+const char* threadLastError();
+
+// Throws InvalidArgument unless `comm` is a live communicator.
+Communicator& checkComm(gdrComm_t comm);
+void registerComm(gdrComm_t comm);
+void unregisterComm(gdrComm_t comm);
+
+template <typename Body>
+gdrResult_t guarded(const char* fn, gdrComm_t comm, Body&& body) noexcept {
+  std::string text;
+  gdrResult_t code;
+  try {
+    body();
+    return gdrSuccess;
+  } catch (const Error& e) {
+    code = e.code();
+    text = e.what();
+  } catch (const std::bad_alloc&) {
+    code = gdrSystemError;
+    text = "out of host memory";
+  } catch (const std::exception& e) {
+    code = gdrInternalError;
+    text = std::string("internal error: ") + e.what();
+  } catch (...) {
+    code = gdrInternalError;
+    text = "internal error: unknown exception";
+  }
+  std::string msg = std::string(fn) + ": " + text;
+  GDR_WARN(kInit, "%s", msg.c_str());
+  setThreadLastError(msg);
+  try {
+    if (comm) checkComm(comm).setLastError(msg);
+  } catch (...) {
+  }
+  return code;
+}
+
+}  // namespace gdr::api

@@ -1,0 +1,34 @@
+// The bootstrap: how ranks find each other at set-up. A tiny interface
+// (rank, size, allgather of bytes, barrier) with two adapters: MPI (on a
+// duplicate of the user's communicator) and TCP (a unique-id rendezvous). It
+// carries connection info and nothing after set-up.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "gdrcoll.h"
+
+namespace gdr::boot {
+
+class Bootstrap {
+ public:
+  virtual ~Bootstrap() = default;
+  virtual const char* name() const = 0;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // `data` holds size() pieces of `bytesPerRank`; this rank's piece is at
+  // rank() * bytesPerRank on entry, and every piece is filled on return.
+  virtual void allgather(void* data, size_t bytesPerRank) = 0;
+  virtual void barrier() = 0;
+};
+
+// MPI adapter: `mpiComm` points at an MPI_Comm; it is duplicated.
+std::unique_ptr<Bootstrap> makeMpiBootstrap(const void* mpiComm);
+
+// TCP adapter. createUniqueId starts the rendezvous service (a thread in this
+// process that lives until every rank has checked in, or the deadline).
+void createUniqueId(gdrUniqueId* id);
+std::unique_ptr<Bootstrap> makeTcpBootstrap(const gdrUniqueId& id, int rank, int nranks);
+
+}  // namespace gdr::boot

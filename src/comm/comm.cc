@@ -1,0 +1,128 @@
+#include "comm/comm.h"
+
+#include <poll.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <random>
+
+#include "comm/host_id.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/params.h"
+
+namespace gdr {
+
+Communicator::Communicator(std::unique_ptr<boot::Bootstrap> boot) : boot_(std::move(boot)) {
+  rank_ = boot_->rank();
+  size_ = boot_->size();
+  cfg_.timeoutMs = param::getInt("GDR_TIMEOUT_MS");
+  cfg_.spinBeforeYield = static_cast<int>(param::getInt("GDR_SPIN_BEFORE_YIELD"));
+  cfg_.checkMismatch = static_cast<int>(param::getInt("GDR_CHECK_MISMATCH"));
+  cfg_.transport = param::getString("GDR_TRANSPORT");
+  if (cfg_.timeoutMs <= 0) throw InvalidArgument("GDR_TIMEOUT_MS must be positive");
+  if (cfg_.transport != "auto" && cfg_.transport != "shm" && cfg_.transport != "socket")
+    throw InvalidArgument("GDR_TRANSPORT=" + cfg_.transport + " is not one of auto, shm, socket");
+  log::setContext(rank_, -1);
+  connect();
+  GDR_INFO(kInit, "communicator ready: rank %d of %d, bootstrap %s", rank_, size_, boot_->name());
+}
+
+Communicator::~Communicator() = default;
+
+bool Communicator::sameHost(int peer) const {
+  return std::strncmp(peers_[peer].hostId, peers_[rank_].hostId, sizeof(PeerInfo::hostId)) == 0;
+}
+
+std::vector<char>& Communicator::scratch(size_t bytes) {
+  if (scratch_.size() < bytes) scratch_.resize(bytes);
+  return scratch_;
+}
+
+void Communicator::throwIfFailed() const {
+  gdrResult_t code = asyncCode_.load();
+  if (code == gdrSuccess) return;
+  std::lock_guard<std::mutex> g(mu_);
+  throw Error(code, "the communicator is unusable after an earlier failure: " + asyncText_);
+}
+
+void Communicator::fail(gdrResult_t code, const std::string& text) noexcept {
+  gdrResult_t expected = gdrSuccess;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    if (!asyncCode_.compare_exchange_strong(expected, code)) return;
+    asyncText_ = text;
+  }
+  GDR_WARN(kInit, "rank %d: communicator failed: %s", rank_, text.c_str());
+  for (auto* ep : active_) ep->sendAbort(code, strprintf("rank %d: %s", rank_, text.c_str()));
+  for (auto* ep : active_) ep->reset();
+}
+
+void Communicator::abortAll() noexcept {
+  fail(gdrRemoteError, "aborted by gdrCommAbort");
+}
+
+void Communicator::setLastError(const std::string& s) {
+  std::lock_guard<std::mutex> g(mu_);
+  lastError_ = s;
+}
+
+std::string Communicator::lastError() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return lastError_;
+}
+
+void Communicator::checkPeers() {
+  for (auto* ep : active_) ep->checkPeer();
+}
+
+void Communicator::progressUntil(const std::function<bool()>& done,
+                                 const std::function<std::string()>& what) {
+  using Clock = std::chrono::steady_clock;
+  if (done()) return;
+  try {
+    const auto start = Clock::now();
+    const auto deadline = start + std::chrono::milliseconds(cfg_.timeoutMs);
+    auto nextCheck = start + std::chrono::milliseconds(5);
+    int idle = 0;
+    for (;;) {
+      bool moved = false;
+      for (auto* ep : active_) moved |= ep->progress();
+      if (done()) return;
+      if (moved) {
+        idle = 0;
+        continue;
+      }
+      ++idle;
+      if ((idle & 63) == 0) {
+        auto now = Clock::now();
+        if (now >= nextCheck) {
+          checkPeers();
+          if (now >= deadline)
+            throw TimeoutError(strprintf("timed out after %lld ms %s (GDR_TIMEOUT_MS)",
+                                         (long long)cfg_.timeoutMs, what().c_str()));
+          nextCheck = now + std::chrono::milliseconds(5);
+        }
+      }
+      if (idle > cfg_.spinBeforeYield) {
+        // Long idle: sleep in poll() on sockets if there are any, else yield
+        // the core (ranks may outnumber cores).
+        std::vector<pollfd> fds;
+        for (auto* ep : active_)
+          if (ep->pollFd() >= 0)
+            fds.push_back({ep->pollFd(), static_cast<short>(POLLIN | (ep->wantsWrite() ? POLLOUT : 0)), 0});
+        if (!fds.empty() && fds.size() == active_.size() && idle > 4 * cfg_.spinBeforeYield)
+          poll(fds.data(), fds.size(), 1);
+        else
+          sched_yield();
+      }
+    }
+  } catch (const Error& e) {
+    fail(e.code(), e.what());
+    throw;
+  }
+}
+
+}  // namespace gdr

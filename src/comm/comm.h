@@ -1,0 +1,105 @@
+// The communicator: rank, size, one endpoint per peer (chosen by where the
+// peer runs), configuration, and the error state. Collectives and
+// point-to-point calls run on it (host_colls.cc, p2p.cc); the API layer
+// (src/api) checks arguments and converts errors.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "bootstrap/bootstrap.h"
+#include "core/net.h"
+#include "transport/shm/shm_segment.h"
+#include "transport/transport.h"
+
+namespace gdr {
+
+struct CommConfig {
+  int64_t timeoutMs = 300000;
+  int spinBeforeYield = 2000;
+  int checkMismatch = 1;
+  std::string transport = "auto";  // auto, shm, socket
+};
+
+// Where a rank can be reached: its TCP listener and the address of the CMA
+// probe word in its own memory.
+struct ConnInfo {
+  net::PackedAddr sockAddr;
+  uint64_t cmaProbeAddr;
+};
+
+// What each rank tells the others at set-up (fixed size, no pointers).
+struct PeerInfo {
+  char hostId[96];
+  int32_t pid;
+  int32_t rank;
+  uint64_t jobNonce;  // rank 0's is the job's
+};
+
+class Communicator {
+ public:
+  Communicator(std::unique_ptr<boot::Bootstrap> boot);
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  const CommConfig& config() const { return cfg_; }
+  transport::Endpoint* endpoint(int peer) const { return eps_[peer].get(); }
+  const char* transportTo(int peer) const { return eps_[peer] ? eps_[peer]->name() : "self"; }
+  bool sameHost(int peer) const;
+
+  // The next collective's sequence number (every rank counts the same way).
+  uint64_t nextSeq() { return ++collSeq_; }
+  std::vector<char>& scratch(size_t bytes);
+
+  // Progresses every endpoint until done() holds. Throws TimeoutError after
+  // the deadline (its text names `what()`), or the error a peer reported; any
+  // such failure puts the communicator in the error state first.
+  void progressUntil(const std::function<bool()>& done, const std::function<std::string()>& what);
+
+  // Error state: set once by the first failure; every later call fails fast.
+  void throwIfFailed() const;
+  void fail(gdrResult_t code, const std::string& text) noexcept;
+  gdrResult_t asyncError() const { return asyncCode_.load(); }
+  void abortAll() noexcept;
+
+  // Last error text, per communicator.
+  void setLastError(const std::string& s);
+  std::string lastError() const;
+
+ private:
+  void connect();
+  void connectShm(const std::vector<PeerInfo>& peers, const std::vector<ConnInfo>& conn,
+                  const std::vector<int>& local);
+  void connectSockets(const std::vector<PeerInfo>& peers, const std::vector<int>& remote);
+  void checkPeers();
+
+  std::unique_ptr<boot::Bootstrap> boot_;
+  int rank_ = 0, size_ = 1;
+  CommConfig cfg_;
+  std::vector<PeerInfo> peers_;
+  std::vector<std::unique_ptr<transport::Endpoint>> eps_;
+  std::vector<transport::Endpoint*> active_;  // non-null endpoints
+  transport::shm::Mapping ownSeg_;
+  std::vector<transport::shm::Mapping> peerSegs_;
+  uint64_t collSeq_ = 0;
+  std::vector<char> scratch_;
+
+  std::atomic<gdrResult_t> asyncCode_{gdrSuccess};
+  std::string asyncText_;
+  mutable std::mutex mu_;
+  std::string lastError_;
+};
+
+}  // namespace gdr
+
+// The C handle is the communicator itself.
+struct gdrComm final : gdr::Communicator {
+  using gdr::Communicator::Communicator;
+};

@@ -1,0 +1,183 @@
+// Communicator set-up: every rank publishes who and where it is, then builds
+// one endpoint per peer: shared memory to ranks of its own host, TCP to the
+// others (or to everyone under GDR_TRANSPORT=socket).
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+
+#include "comm/comm.h"
+#include "comm/host_id.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/net.h"
+#include "core/params.h"
+#include "transport/shm/shm_endpoint.h"
+#include "transport/socket/socket_endpoint.h"
+
+namespace gdr {
+
+namespace {
+
+
+constexpr uint64_t kCmaProbeValue = 0x434d415f4f4b2121ull;  // "CMA_OK!!"
+
+struct SockHello {
+  uint64_t nonce;
+  int32_t rank;
+  int32_t pad;
+};
+
+bool cmaWorks(pid_t pid, uint64_t addr) {
+  uint64_t v = 0;
+  iovec local = {&v, sizeof(v)};
+  iovec remote = {reinterpret_cast<void*>(addr), sizeof(v)};
+  return process_vm_readv(pid, &local, 1, &remote, 1, 0) == sizeof(v) && v == kCmaProbeValue;
+}
+
+}  // namespace
+
+void Communicator::connect() {
+  peers_.resize(size_);
+  PeerInfo& me = peers_[rank_];
+  std::memset(&me, 0, sizeof(me));
+  std::string id = hostIdentity();
+  std::snprintf(me.hostId, sizeof(me.hostId), "%s", id.c_str());
+  me.pid = getpid();
+  me.rank = rank_;
+  std::random_device rd;
+  me.jobNonce = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  boot_->allgather(peers_.data(), sizeof(PeerInfo));
+  const uint64_t job = peers_[0].jobNonce;
+
+  std::vector<int> local, remote;  // peers by transport, self excluded
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    bool near = sameHost(r) && cfg_.transport != "socket";
+    if (cfg_.transport == "shm" && !sameHost(r))
+      throw InvalidArgument(strprintf("GDR_TRANSPORT=shm but rank %d runs on another host", r));
+    (near ? local : remote).push_back(r);
+  }
+
+  // Resources first, then one exchange of where to find them.
+  std::vector<ConnInfo> conn(size_);
+  std::memset(conn.data(), 0, conn.size() * sizeof(ConnInfo));
+  int listenFd = -1;
+  if (!remote.empty()) {
+    net::Addr bound;
+    listenFd = net::listenOn(net::localAddr(), &bound, 4096);
+    conn[rank_].sockAddr = net::pack(bound);
+  }
+  std::vector<int> localAll = local;  // sorted ranks of this host, self included
+  localAll.push_back(rank_);
+  std::sort(localAll.begin(), localAll.end());
+  if (!local.empty()) {
+    size_t slotBytes = static_cast<size_t>(param::getInt("GDR_SHM_SLOT_BYTES"));
+    size_t nSlots = static_cast<size_t>(param::getInt("GDR_SHM_SLOTS"));
+    if (slotBytes < 64 || slotBytes > (64u << 20) || slotBytes % 64 || nSlots < 2 || nSlots > 4096)
+      throw InvalidArgument("GDR_SHM_SLOT_BYTES must be a multiple of 64 in [64, 64M] and GDR_SHM_SLOTS in [2, 4096]");
+    std::string name = strprintf("/gdrcoll-%016llx-%d", (unsigned long long)job, rank_);
+    ownSeg_ = transport::shm::Mapping::create(name, transport::shm::segmentBytes(localAll.size(), nSlots, slotBytes));
+    auto* h = reinterpret_cast<transport::shm::SegHeader*>(ownSeg_.data());
+    h->magic = transport::shm::kSegMagic;
+    h->pid = getpid();
+    h->rank = rank_;
+    h->nInbox = static_cast<uint32_t>(localAll.size());
+    h->nSlots = static_cast<uint32_t>(nSlots);
+    h->slotBytes = slotBytes;
+    h->cmaProbe = kCmaProbeValue;
+    conn[rank_].cmaProbeAddr = reinterpret_cast<uintptr_t>(&h->cmaProbe);
+  }
+  boot_->allgather(conn.data(), sizeof(ConnInfo));
+
+  eps_.resize(size_);
+  try {
+    if (!local.empty()) connectShm(peers_, conn, local);
+    if (!remote.empty()) {
+      auto deadline = net::deadlineFromNow();
+      for (int r : remote) {
+        if (r < rank_) continue;
+        int fd = net::connectTo(net::unpack(conn[r].sockAddr), deadline, strprintf("rank %d", r));
+        SockHello h{job, rank_, 0};
+        net::sendAll(fd, &h, sizeof(h), deadline, strprintf("rank %d", r));
+        eps_[r] = std::make_unique<transport::sock::SocketEndpoint>(fd, rank_, r);
+      }
+      size_t lower = std::count_if(remote.begin(), remote.end(), [&](int r) { return r < rank_; });
+      while (lower) {
+        int fd = net::acceptOne(listenFd, deadline, "connections from lower ranks");
+        SockHello h{};
+        try {
+          net::recvAll(fd, &h, sizeof(h), deadline, "a connecting rank");
+        } catch (const Error& e) {
+          GDR_WARN(kNet, "dropped a connection during set-up: %s", e.what());
+          close(fd);
+          continue;
+        }
+        if (h.nonce != job || h.rank < 0 || h.rank >= rank_ || eps_[h.rank] ||
+            std::find(remote.begin(), remote.end(), h.rank) == remote.end()) {
+          GDR_WARN(kNet, "refused a connection claiming rank %d (not of this job, or a duplicate)", h.rank);
+          close(fd);
+          continue;
+        }
+        eps_[h.rank] = std::make_unique<transport::sock::SocketEndpoint>(fd, rank_, h.rank);
+        --lower;
+      }
+    }
+  } catch (...) {
+    if (listenFd >= 0) close(listenFd);
+    throw;
+  }
+  if (listenFd >= 0) close(listenFd);
+
+  // Everyone has mapped everyone's segment: the names can go, so nothing is
+  // left in /dev/shm even if a rank is killed later.
+  boot_->barrier();
+  ownSeg_.unlink();
+
+  for (auto& ep : eps_)
+    if (ep) active_.push_back(ep.get());
+  for (int r = 0; r < size_; ++r)
+    if (r != rank_)
+      GDR_INFO(kInit, "rank %d -> rank %d: %s%s", rank_, r, transportTo(r),
+               eps_[r] && (eps_[r]->capabilities() & transport::kCapSingleCopy) ? " (single-copy)" : "");
+}
+
+void Communicator::connectShm(const std::vector<PeerInfo>& peers, const std::vector<ConnInfo>& conn,
+                              const std::vector<int>& local) {
+  std::vector<int> localAll = local;
+  localAll.push_back(rank_);
+  std::sort(localAll.begin(), localAll.end());
+  auto indexOf = [&](int r) {
+    return static_cast<uint32_t>(std::lower_bound(localAll.begin(), localAll.end(), r) - localAll.begin());
+  };
+  // Every segment exists: each rank created its own before the exchange.
+  const uint64_t job = peers[0].jobNonce;
+  bool allowCma = param::getBool("GDR_SHM_CMA");
+  size_t cmaThreshold = static_cast<size_t>(param::getInt("GDR_SHM_CMA_THRESHOLD"));
+  transport::shm::SegView mine{ownSeg_.data()};
+  peerSegs_.reserve(local.size());
+  for (int r : local) {
+    peerSegs_.push_back(transport::shm::Mapping::open(strprintf("/gdrcoll-%016llx-%d", (unsigned long long)job, r)));
+    transport::shm::SegView theirs{peerSegs_.back().data()};
+    if (theirs.hdr()->magic != transport::shm::kSegMagic || theirs.hdr()->rank != r)
+      throw InternalError(strprintf("shared memory segment of rank %d is not what it should be", r));
+    transport::shm::ShmEndpointConfig c;
+    c.myRank = rank_;
+    c.peerRank = r;
+    c.peerPid = peers[r].pid;
+    c.mine = mine;
+    c.inFromPeer = indexOf(r);
+    c.theirs = theirs;
+    c.outToPeer = indexOf(rank_);
+    c.cmaThreshold = cmaThreshold;
+    c.spinBeforeYield = cfg_.spinBeforeYield;
+    // Single-copy needs ptrace-level access to the peer (same user and a
+    // permissive Yama scope, or CAP_SYS_PTRACE): try it once.
+    c.cma = allowCma && cmaWorks(peers[r].pid, conn[r].cmaProbeAddr);
+    eps_[r] = std::make_unique<transport::shm::ShmEndpoint>(c);
+  }
+}
+
+}  // namespace gdr

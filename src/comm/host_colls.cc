@@ -1,0 +1,144 @@
+#include "comm/host_colls.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "collectives/executor.h"
+#include "collectives/reduce_host.h"
+#include "core/error.h"
+#include "core/log.h"
+
+namespace gdr {
+
+namespace {
+
+bool isReduction(coll::CollKind k) {
+  return k == coll::CollKind::AllReduce || k == coll::CollKind::Reduce || k == coll::CollKind::ReduceScatter;
+}
+
+// Under GDR_CHECK_MISMATCH=2 every rank first proves it runs the same
+// operation: a dissemination barrier whose messages carry the signature. A
+// disagreement between any two ranks implies one between some rank and its
+// ring predecessor, which is among the peers each rank hears from.
+void agreeOnSignature(Communicator& comm, const transport::OpSig& sig) {
+  coll::CollArgs b;
+  b.kind = coll::CollKind::Barrier;
+  b.rank = comm.rank();
+  b.nranks = comm.size();
+  coll::Schedule s = coll::build(coll::Algo::Dissemination, b);
+  coll::execute(comm, s, coll::HostBuffers{}, nullptr, sig);
+}
+
+}  // namespace
+
+void runHostCollective(Communicator& comm, const CollCall& call) {
+  using coll::CollKind;
+  const int n = comm.size(), me = comm.rank();
+  const size_t eb = coll::typeSize(call.type);
+
+  coll::CollArgs args;
+  args.kind = call.kind;
+  args.rank = me;
+  args.nranks = n;
+  args.count = call.count;
+  args.root = call.root;
+
+  coll::HostBuffers bufs;
+  bufs.elemBytes = eb;
+  std::vector<char> temp;  // only for in-place forms that need a copy
+  char* finalDst = nullptr;
+  size_t finalBytes = 0;
+
+  switch (call.kind) {
+    case CollKind::AllReduce:
+      args.inPlace = call.inPlace;
+      bufs.input = static_cast<const char*>(call.inPlace ? call.recvbuf : call.sendbuf);
+      bufs.output = static_cast<char*>(call.recvbuf);
+      break;
+    case CollKind::Broadcast:
+      args.inPlace = true;
+      bufs.input = bufs.output = static_cast<char*>(call.recvbuf);
+      break;
+    case CollKind::Reduce:
+      args.inPlace = call.inPlace && me == call.root;
+      bufs.input = static_cast<const char*>(args.inPlace ? call.recvbuf : call.sendbuf);
+      bufs.output = me == call.root ? static_cast<char*>(call.recvbuf) : nullptr;
+      break;
+    case CollKind::AllGather:
+      // In place, this rank's block already sits in the output; the
+      // schedule's copy of it onto itself is skipped.
+      bufs.input = call.inPlace ? static_cast<const char*>(call.recvbuf) + me * call.count * eb
+                                : static_cast<const char*>(call.sendbuf);
+      bufs.output = static_cast<char*>(call.recvbuf);
+      break;
+    case CollKind::ReduceScatter:
+      if (call.inPlace) {
+        bufs.input = static_cast<const char*>(call.recvbuf);
+        temp.resize(call.count * eb);
+        bufs.output = temp.data();
+        finalDst = static_cast<char*>(call.recvbuf);
+        finalBytes = temp.size();
+      } else {
+        bufs.input = static_cast<const char*>(call.sendbuf);
+        bufs.output = static_cast<char*>(call.recvbuf);
+      }
+      break;
+    case CollKind::AllToAll:
+      if (call.inPlace) {
+        temp.assign(static_cast<const char*>(call.recvbuf), static_cast<const char*>(call.recvbuf) + n * call.count * eb);
+        bufs.input = temp.data();
+      } else {
+        bufs.input = static_cast<const char*>(call.sendbuf);
+      }
+      bufs.output = static_cast<char*>(call.recvbuf);
+      break;
+    case CollKind::AllToAllv: {
+      const size_t* sc = call.inPlace ? call.recvCounts : call.sendCounts;
+      const size_t* sd = call.inPlace ? call.recvDispls : call.sendDispls;
+      args.sendCounts.assign(sc, sc + n);
+      args.sendDispls.assign(sd, sd + n);
+      args.recvCounts.assign(call.recvCounts, call.recvCounts + n);
+      args.recvDispls.assign(call.recvDispls, call.recvDispls + n);
+      if (call.inPlace) {
+        size_t extent = 0;
+        for (int r = 0; r < n; ++r) extent = std::max(extent, (sd[r] + sc[r]) * eb);
+        temp.assign(static_cast<const char*>(call.recvbuf), static_cast<const char*>(call.recvbuf) + extent);
+        bufs.input = temp.data();
+      } else {
+        bufs.input = static_cast<const char*>(call.sendbuf);
+      }
+      bufs.output = static_cast<char*>(call.recvbuf);
+      break;
+    }
+    case CollKind::Barrier:
+      break;
+  }
+
+  transport::OpSig sig;
+  sig.kind = static_cast<uint8_t>(call.kind);
+  sig.dtype = static_cast<uint8_t>(call.type);
+  sig.op = isReduction(call.kind) ? static_cast<uint8_t>(call.op) : 0;
+  sig.root = (call.kind == CollKind::Broadcast || call.kind == CollKind::Reduce) ? call.root : 0;
+  sig.count = (call.kind == CollKind::AllToAllv || call.kind == CollKind::Barrier) ? 0 : call.count;
+  sig.seq = comm.nextSeq();
+
+  if (comm.config().checkMismatch >= 2 && n > 1) agreeOnSignature(comm, sig);
+
+  coll::Algo algo = coll::select(args, eb);
+  coll::Schedule sched = coll::build(algo, args);
+  bufs.scratch = sched.scratchElems ? comm.scratch(sched.scratchElems * eb).data() : nullptr;
+  transport::ReduceFn fn = isReduction(call.kind) ? coll::hostReduceFn(call.type, call.op) : nullptr;
+  GDR_TRACE(kColl, "%s: %s, %zu steps", transport::describe(sig).c_str(), coll::algoName(algo),
+            sched.steps.size());
+  coll::execute(comm, sched, bufs, fn, sig);
+
+  if (finalDst) std::memcpy(finalDst, bufs.output, finalBytes);
+  if (call.op == gdrAvg && isReduction(call.kind)) {
+    if (call.kind == CollKind::AllReduce) coll::hostDivide(call.recvbuf, call.count, call.type, n);
+    else if (call.kind == CollKind::ReduceScatter) coll::hostDivide(call.recvbuf, call.count, call.type, n);
+    else if (me == call.root) coll::hostDivide(call.recvbuf, call.count, call.type, n);
+  }
+}
+
+}  // namespace gdr

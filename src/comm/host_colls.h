@@ -1,0 +1,27 @@
+// Collectives on host memory: arranges the buffers (in-place forms), picks
+// and builds the schedule, runs it, and finishes avg.
+#pragma once
+
+#include "collectives/schedule.h"
+#include "comm/comm.h"
+
+namespace gdr {
+
+struct CollCall {
+  coll::CollKind kind;
+  const void* sendbuf = nullptr;  // GDR_IN_PLACE already resolved: see inPlace
+  void* recvbuf = nullptr;
+  size_t count = 0;
+  gdrDataType_t type = gdrUint8;
+  gdrRedOp_t op = gdrSum;
+  int root = 0;
+  bool inPlace = false;
+  const size_t* sendCounts = nullptr;
+  const size_t* sendDispls = nullptr;
+  const size_t* recvCounts = nullptr;
+  const size_t* recvDispls = nullptr;
+};
+
+void runHostCollective(Communicator& comm, const CollCall& call);
+
+}  // namespace gdr

@@ -1,0 +1,154 @@
+#include "comm/p2p.h"
+
+#include <cstring>
+#include <deque>
+#include <vector>
+
+#include "collectives/reduce_host.h"
+#include "core/error.h"
+
+namespace gdr {
+
+namespace {
+
+struct P2POp {
+  Communicator* comm;
+  bool isSend;
+  const void* sendBuf;
+  void* recvBuf;
+  size_t bytes;
+  int peer;
+  transport::OpSig sig;
+};
+
+struct GroupState {
+  int depth = 0;
+  std::vector<P2POp> ops;
+};
+thread_local GroupState tGroup;
+
+transport::OpSig p2pSig(size_t count, gdrDataType_t type) {
+  transport::OpSig s;
+  s.kind = transport::kP2PKind;
+  s.dtype = static_cast<uint8_t>(type);
+  s.count = count;
+  return s;
+}
+
+// Messages to oneself: a per-communicator FIFO, filled by sends before the
+// receives of the same batch take from it.
+struct SelfQueues {
+  std::vector<std::pair<Communicator*, std::deque<std::vector<char>>>> q;
+  std::deque<std::vector<char>>& of(Communicator* c) {
+    for (auto& e : q)
+      if (e.first == c) return e.second;
+    q.emplace_back(c, std::deque<std::vector<char>>{});
+    return q.back().second;
+  }
+  void forget(Communicator* c) {
+    for (auto it = q.begin(); it != q.end(); ++it)
+      if (it->first == c) {
+        q.erase(it);
+        return;
+      }
+  }
+};
+SelfQueues& selfQueues() {
+  static SelfQueues s;
+  return s;
+}
+
+void runBatch(std::vector<P2POp>& ops) {
+  for (auto& o : ops)
+    if (o.isSend && o.peer == o.comm->rank())
+      selfQueues().of(o.comm).emplace_back(static_cast<const char*>(o.sendBuf),
+                                           static_cast<const char*>(o.sendBuf) + o.bytes);
+  for (auto& o : ops) {
+    if (o.isSend || o.peer != o.comm->rank()) continue;
+    auto& q = selfQueues().of(o.comm);
+    if (q.empty()) throw InvalidUsage("receive from this rank itself without a matching send before it");
+    if (q.front().size() != o.bytes)
+      throw InvalidUsage(strprintf("send to self of %zu bytes does not match the receive of %zu bytes",
+                                   q.front().size(), o.bytes));
+    std::memcpy(o.recvBuf, q.front().data(), o.bytes);
+    q.pop_front();
+  }
+  // Post everything, then wait per communicator.
+  std::deque<transport::SendOp> sends;
+  std::deque<transport::RecvOp> recvs;
+  struct Wait {
+    const P2POp* op;
+    const bool* done;
+  };
+  std::vector<Wait> waits;
+  for (auto& o : ops) {
+    if (o.peer == o.comm->rank()) continue;
+    if (o.isSend) {
+      sends.emplace_back();
+      auto& s = sends.back();
+      s.data = o.sendBuf;
+      s.bytes = o.bytes;
+      s.sig = o.sig;
+      o.comm->endpoint(o.peer)->postSend(&s);
+      waits.push_back({&o, &s.complete});
+    } else {
+      recvs.emplace_back();
+      auto& r = recvs.back();
+      r.dst = o.recvBuf;
+      r.bytes = o.bytes;
+      r.sig = o.sig;
+      o.comm->endpoint(o.peer)->postRecv(&r);
+      waits.push_back({&o, &r.complete});
+    }
+  }
+  for (const Wait& w : waits) {
+    const P2POp* o = w.op;
+    o->comm->progressUntil(
+        [&] { return *w.done; },
+        [&] {
+          return strprintf("to %s %zu bytes %s rank %d (%s)", o->isSend ? "send" : "receive", o->bytes,
+                           o->isSend ? "to" : "from", o->peer, transport::describe(o->sig).c_str());
+        });
+  }
+}
+
+void enqueue(const P2POp& op) {
+  if (tGroup.depth > 0) {
+    tGroup.ops.push_back(op);
+    return;
+  }
+  std::vector<P2POp> one{op};
+  runBatch(one);
+}
+
+}  // namespace
+
+void p2pSend(Communicator& comm, const void* buf, size_t count, gdrDataType_t type, int peer) {
+  enqueue({&comm, true, buf, nullptr, count * coll::typeSize(type), peer, p2pSig(count, type)});
+}
+
+void p2pRecv(Communicator& comm, void* buf, size_t count, gdrDataType_t type, int peer) {
+  enqueue({&comm, false, nullptr, buf, count * coll::typeSize(type), peer, p2pSig(count, type)});
+}
+
+void groupStart() { ++tGroup.depth; }
+
+bool inGroup() { return tGroup.depth > 0; }
+
+void groupEnd() {
+  if (tGroup.depth == 0) throw InvalidUsage("gdrGroupEnd without a matching gdrGroupStart");
+  if (--tGroup.depth > 0) return;
+  std::vector<P2POp> ops;
+  ops.swap(tGroup.ops);
+  runBatch(ops);
+}
+
+void groupForget(Communicator* comm) {
+  auto& ops = tGroup.ops;
+  for (size_t i = 0; i < ops.size();)
+    if (ops[i].comm == comm) ops.erase(ops.begin() + static_cast<long>(i));
+    else ++i;
+  selfQueues().forget(comm);
+}
+
+}  // namespace gdr

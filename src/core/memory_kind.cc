@@ -1,0 +1,27 @@
+#include "core/memory_kind.h"
+
+#if GDR_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace gdr {
+
+MemKind memoryKind(const void* p) {
+#if GDR_HAVE_CUDA
+  if (!p) return MemKind::Host;
+  cudaPointerAttributes a{};
+  cudaError_t rc = cudaPointerGetAttributes(&a, p);
+  if (rc != cudaSuccess) {
+    cudaGetLastError();  // no driver or device: the pointer is host memory
+    return MemKind::Host;
+  }
+  return a.type == cudaMemoryTypeDevice ? MemKind::Device : MemKind::Host;
+#else
+  (void)p;
+  return MemKind::Host;
+#endif
+}
+
+const char* memKindName(MemKind k) { return k == MemKind::Device ? "device" : "host"; }
+
+}  // namespace gdr

@@ -1,0 +1,181 @@
+#include "transport/shm/shm_endpoint.h"
+
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "transport/peer_liveness.h"
+
+namespace gdr::transport::shm {
+
+ShmEndpoint::ShmEndpoint(const ShmEndpointConfig& cfg) : cfg_(cfg) {}
+
+bool ShmEndpoint::progress() {
+  bool moved = false;
+  if (!sends_.empty() || !inflight_.empty()) moved |= progressSends();
+  if (!recvs_.empty()) moved |= progressRecvs();
+  return moved;
+}
+
+bool ShmEndpoint::progressSends() {
+  bool moved = false;
+  InboxCtl* ctl = cfg_.theirs.inbox(cfg_.outToPeer);
+  const uint32_t nSlots = cfg_.theirs.hdr()->nSlots;
+  const size_t slotBytes = cfg_.theirs.hdr()->slotBytes;
+  while (!sends_.empty()) {
+    SendOp* op = sends_.front();
+    if (head_ - cachedTail_ >= nSlots) {
+      cachedTail_ = ctl->tail.load(std::memory_order_acquire);
+      if (head_ - cachedTail_ >= nSlots) break;
+    }
+    SlotHdr* slot = cfg_.theirs.slot(cfg_.outToPeer, head_);
+    slot->sig = op->sig;
+    slot->msgBytes = op->bytes;
+    slot->offset = op->sent;
+    slot->flags = 0;
+    slot->cmaAddr = 0;
+    bool done;
+    if (cfg_.cma && op->bytes >= cfg_.cmaThreshold) {
+      slot->flags = kSlotCma;
+      slot->cmaAddr = reinterpret_cast<uintptr_t>(op->data);
+      slot->len = 0;
+      op->sent = op->bytes;
+      done = false;  // complete once the receiver has read it
+    } else {
+      size_t len = std::min(slotBytes, op->bytes - op->sent);
+      slot->len = static_cast<uint32_t>(len);
+      std::memcpy(reinterpret_cast<char*>(slot) + sizeof(SlotHdr),
+                  static_cast<const char*>(op->data) + op->sent, len);
+      op->sent += len;
+      done = op->sent == op->bytes;
+    }
+    op->lastSlot = head_;
+    slot->seq.store(head_ + 1, std::memory_order_release);
+    ++head_;
+    moved = true;
+    if (op->sent == op->bytes) {
+      sends_.pop_front();
+      if (done) op->complete = true;
+      else inflight_.push_back(op);
+    }
+  }
+  if (!inflight_.empty()) {
+    cachedTail_ = ctl->tail.load(std::memory_order_acquire);
+    while (!inflight_.empty() && cachedTail_ > inflight_.front()->lastSlot) {
+      inflight_.front()->complete = true;
+      inflight_.pop_front();
+      moved = true;
+    }
+  }
+  return moved;
+}
+
+bool ShmEndpoint::progressRecvs() {
+  bool moved = false;
+  InboxCtl* ctl = cfg_.mine.inbox(cfg_.inFromPeer);
+  while (!recvs_.empty()) {
+    RecvOp* op = recvs_.front();
+    const SlotHdr* slot = cfg_.mine.slot(cfg_.inFromPeer, rtail_);
+    if (slot->seq.load(std::memory_order_acquire) != rtail_ + 1) break;
+    if (slot->sig != op->sig)
+      throw InvalidUsage(strprintf("mismatched operations: rank %d sent %s but this rank expects %s",
+                                   cfg_.peerRank, describe(slot->sig).c_str(),
+                                   describe(op->sig).c_str()));
+    if (slot->msgBytes != op->bytes || slot->offset != op->received)
+      throw InvalidUsage(strprintf(
+          "mismatched message size: rank %d sent %llu bytes for %s, this rank expects %zu",
+          cfg_.peerRank, (unsigned long long)slot->msgBytes, describe(op->sig).c_str(), op->bytes));
+    if (slot->flags & kSlotCma) {
+      readRemote(op, slot->cmaAddr);
+      op->received = op->bytes;
+    } else {
+      consume(op, slot);
+      op->received += slot->len;
+    }
+    ++rtail_;
+    ctl->tail.store(rtail_, std::memory_order_release);
+    moved = true;
+    if (op->received == op->bytes) {
+      op->complete = true;
+      recvs_.pop_front();
+    }
+  }
+  return moved;
+}
+
+void ShmEndpoint::consume(RecvOp* op, const SlotHdr* slot) {
+  const char* payload = reinterpret_cast<const char*>(slot) + sizeof(SlotHdr);
+  char* dst = static_cast<char*>(op->dst) + op->received;
+  if (op->fn) {
+    const char* a = static_cast<const char*>(op->reduceSrc) + op->received;
+    op->fn(dst, a, payload, slot->len / op->elemBytes);
+  } else if (slot->len) {
+    std::memcpy(dst, payload, slot->len);
+  }
+}
+
+void ShmEndpoint::readRemote(RecvOp* op, uint64_t addr) {
+  // Plain receives land directly in place; reductions go through a bounded
+  // staging buffer so a large message never needs one of its own size.
+  const size_t piece = op->fn ? 256 * 1024 : op->bytes;
+  if (op->fn && bounce_.size() < piece) bounce_.resize(piece);
+  for (size_t off = 0; off < op->bytes;) {
+    size_t len = std::min(piece, op->bytes - off);
+    char* dst = op->fn ? bounce_.data() : static_cast<char*>(op->dst) + off;
+    struct iovec local = {dst, len};
+    struct iovec remote = {reinterpret_cast<void*>(addr + off), len};
+    ssize_t n = process_vm_readv(cfg_.peerPid, &local, 1, &remote, 1, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw SystemError(strprintf("process_vm_readv of %zu bytes from rank %d (pid %d)", len,
+                                  cfg_.peerRank, (int)cfg_.peerPid),
+                        errno);
+    }
+    if (n == 0) throw RemoteError(strprintf("rank %d's buffer vanished during a read", cfg_.peerRank));
+    if (op->fn) {
+      size_t elems = static_cast<size_t>(n) / op->elemBytes;
+      op->fn(static_cast<char*>(op->dst) + off, static_cast<const char*>(op->reduceSrc) + off, dst,
+             elems);
+      n = static_cast<ssize_t>(elems * op->elemBytes);
+    }
+    off += static_cast<size_t>(n);
+  }
+}
+
+void throwIfAborted(const SegView& mine) {
+  SegHeader* h = mine.hdr();
+  if (h->abortReady.load(std::memory_order_acquire)) {
+    int from = h->abortFrom.load(std::memory_order_relaxed) - 1;
+    gdrResult_t code = static_cast<gdrResult_t>(h->abortCode);
+    if (code != gdrInvalidUsage) code = gdrRemoteError;
+    throw Error(code, strprintf("rank %d failed: %.*s", from, (int)sizeof(h->abortReason),
+                                h->abortReason));
+  }
+}
+
+void ShmEndpoint::checkPeer() {
+  throwIfAborted(cfg_.mine);
+  if (!processAlive(cfg_.peerPid))
+    throw RemoteError(strprintf("rank %d (pid %d on this host) died", cfg_.peerRank, (int)cfg_.peerPid));
+}
+
+void ShmEndpoint::sendAbort(gdrResult_t code, const std::string& reason) noexcept {
+  SegHeader* h = cfg_.theirs.hdr();
+  int32_t expected = 0;
+  if (!h->abortFrom.compare_exchange_strong(expected, cfg_.myRank + 1)) return;
+  h->abortCode = code;
+  std::snprintf(h->abortReason, sizeof(h->abortReason), "%s", reason.c_str());
+  h->abortReady.store(1, std::memory_order_release);
+}
+
+void ShmEndpoint::reset() noexcept {
+  sends_.clear();
+  inflight_.clear();
+  recvs_.clear();
+}
+
+}  // namespace gdr::transport::shm

@@ -1,0 +1,63 @@
+// Shared-memory endpoint between two ranks of one host. Small and medium
+// messages go through the receiver's inbox FIFO in slot-sized pieces (the
+// receiver copies or reduces straight out of the slot); large ones, where the
+// kernel allows cross-memory attach, go with one copy: the sender publishes
+// its buffer's address and the receiver reads it with process_vm_readv.
+#pragma once
+
+#include <sys/types.h>
+
+#include <deque>
+#include <vector>
+
+#include "transport/shm/shm_layout.h"
+#include "transport/transport.h"
+
+namespace gdr::transport::shm {
+
+struct ShmEndpointConfig {
+  int myRank = 0;
+  int peerRank = 0;
+  pid_t peerPid = 0;
+  SegView mine;           // my segment: the peer's messages arrive in mine.inbox(inFromPeer)
+  uint32_t inFromPeer = 0;
+  SegView theirs;         // the peer's segment: I write into theirs.inbox(outToPeer)
+  uint32_t outToPeer = 0;
+  bool cma = false;       // single-copy reads of the peer's memory work
+  size_t cmaThreshold = 256 * 1024;
+  int spinBeforeYield = 2000;
+};
+
+class ShmEndpoint final : public Endpoint {
+ public:
+  explicit ShmEndpoint(const ShmEndpointConfig& cfg);
+  const char* name() const override { return "shm"; }
+  int peer() const override { return cfg_.peerRank; }
+  uint32_t capabilities() const override { return cfg_.cma ? uint32_t{kCapSingleCopy} : 0u; }
+  void postSend(SendOp* op) override { sends_.push_back(op); }
+  void postRecv(RecvOp* op) override { recvs_.push_back(op); }
+  bool progress() override;
+  void checkPeer() override;
+  void sendAbort(gdrResult_t code, const std::string& reason) noexcept override;
+  void reset() noexcept override;
+
+ private:
+  bool progressSends();
+  bool progressRecvs();
+  void consume(RecvOp* op, const SlotHdr* slot);
+  void readRemote(RecvOp* op, uint64_t addr);
+
+  ShmEndpointConfig cfg_;
+  std::deque<SendOp*> sends_;     // not yet fully published
+  std::deque<SendOp*> inflight_;  // published, waiting for the receiver (CMA)
+  std::deque<RecvOp*> recvs_;
+  uint64_t head_ = 0;        // slots I published to the peer
+  uint64_t cachedTail_ = 0;  // the peer's consumption, as last read
+  uint64_t rtail_ = 0;       // slots I consumed from the peer
+  std::vector<char> bounce_;  // CMA receive-reduce staging
+};
+
+// Reads the abort notice in this rank's own segment, throwing if one is set.
+void throwIfAborted(const SegView& mine);
+
+}  // namespace gdr::transport::shm

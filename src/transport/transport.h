@@ -1,0 +1,96 @@
+// The transport interface: one Endpoint per peer, carrying ordered messages.
+//
+// Roles (after gloo's pair / UCX's iface): a back end builds Endpoints at
+// communicator set-up from connection info exchanged by the bootstrap; the
+// communicator posts sends and receives on them and calls progress() until
+// the operations it waits on are complete. Nothing here blocks: waiting, with
+// its deadline, belongs to the caller (comm/progress_wait.h).
+//
+// Every message carries the operation's signature (OpSig); a receiver whose
+// posted signature differs reports mismatched collectives instead of mixing
+// data of two operations.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "gdrcoll.h"
+
+namespace gdr::transport {
+
+// What operation a message belongs to. Ranks must agree on it.
+struct OpSig {
+  uint8_t kind = 0;   // coll::CollKind, or kP2PKind for send/recv
+  uint8_t dtype = 0;  // gdrDataType_t
+  uint8_t op = 0;     // gdrRedOp_t (0 when not a reduction)
+  uint8_t flags = 0;
+  int32_t root = 0;
+  uint64_t count = 0;  // 0 where counts legitimately differ (alltoallv)
+  uint64_t seq = 0;    // collective sequence number on the communicator
+};
+constexpr uint8_t kP2PKind = 0xF0;
+bool operator==(const OpSig& a, const OpSig& b);
+inline bool operator!=(const OpSig& a, const OpSig& b) { return !(a == b); }
+std::string describe(const OpSig& s);
+
+// dst[i] = op(a[i], incoming[i]) over `n` elements; dst may alias a.
+using ReduceFn = void (*)(void* dst, const void* a, const void* incoming, size_t n);
+
+struct SendOp {
+  const void* data = nullptr;
+  size_t bytes = 0;
+  OpSig sig;
+  bool complete = false;  // set by the transport; data may be reused after
+  // transport-private progress state
+  size_t sent = 0;
+  uint64_t lastSlot = 0;
+};
+
+struct RecvOp {
+  void* dst = nullptr;
+  size_t bytes = 0;
+  OpSig sig;
+  // For a receive-reduce: dst = fn(reduceSrc, incoming). reduceSrc may equal dst.
+  const void* reduceSrc = nullptr;
+  ReduceFn fn = nullptr;
+  size_t elemBytes = 1;
+  bool complete = false;
+  // transport-private progress state
+  size_t received = 0;
+};
+
+// Capabilities a caller may ask about instead of catching "not implemented".
+enum Capability : uint32_t {
+  kCapSingleCopy = 1u << 0,  // large messages move with one copy (CMA, RDMA)
+  kCapDeviceMemory = 1u << 1,
+};
+
+class Endpoint {
+ public:
+  virtual ~Endpoint() = default;
+  virtual const char* name() const = 0;
+  virtual int peer() const = 0;
+  virtual uint32_t capabilities() const = 0;
+  // Queue operations; they complete in posting order per direction. The op
+  // object must outlive its completion.
+  virtual void postSend(SendOp* op) = 0;
+  virtual void postRecv(RecvOp* op) = 0;
+  // Moves bytes; returns true if anything moved. Throws gdr::Error when the
+  // peer failed, vanished, reported an abort, or sent a mismatched message.
+  virtual bool progress() = 0;
+  // Liveness check for slow waits (cheap enough to call every few ms); throws
+  // RemoteError if the peer is known dead or aborted.
+  virtual void checkPeer() = 0;
+  // Best effort: tell the peer this rank failed, with the error's code and
+  // text. Never throws.
+  virtual void sendAbort(gdrResult_t code, const std::string& reason) noexcept = 0;
+  // Drops queued operations after a failure (the ops are not completed).
+  virtual void reset() noexcept = 0;
+  // A file descriptor a waiter may poll() on while idle (-1: none), and
+  // whether the endpoint has sends waiting for buffer space.
+  virtual int pollFd() const { return -1; }
+  virtual bool wantsWrite() const { return false; }
+};
+
+}  // namespace gdr::transport
