@@ -468,9 +468,31 @@ std::string verify(const std::vector<CollArgs>& args, const SimResult& result) {
   return "";
 }
 
+std::string checkShape(const std::vector<CollArgs>& args, const std::vector<Schedule>& schedules) {
+  for (size_t r = 0; r < schedules.size(); ++r) {
+    const size_t limit = args[r].chunkElems;
+    for (size_t i = 0; i < schedules[r].steps.size(); ++i) {
+      const Step& s = schedules[r].steps[i];
+      const bool remote = s.kind == StepKind::Send || s.kind == StepKind::Recv ||
+                          s.kind == StepKind::RecvReduce;
+      std::string what;
+      if (!remote && s.peer != -1) what = "a local step names a peer";
+      const size_t count = s.kind == StepKind::Send ? s.src.count : s.dst.count;
+      if (remote && limit > 0 && count > limit) what = "a message is longer than chunkElems";
+      if (what.empty()) continue;
+      std::ostringstream os;
+      os << "rank " << r << " step " << i << " (" << stepText(s) << "): " << what;
+      return os.str();
+    }
+  }
+  return "";
+}
+
 std::string check(Algo algo, const std::vector<CollArgs>& args) {
   std::vector<Schedule> schedules;
   for (const CollArgs& a : args) schedules.push_back(build(algo, a));
+  const std::string err = checkShape(args, schedules);
+  if (!err.empty()) return err;
   return verify(args, simulate(args, schedules));
 }
 

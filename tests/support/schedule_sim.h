@@ -50,7 +50,11 @@ struct SimResult {
 SimResult simulate(const std::vector<CollArgs>& args, const std::vector<Schedule>& schedules);
 // "" when every Output holds exactly what the collective defines.
 std::string verify(const std::vector<CollArgs>& args, const SimResult& result);
-// Builds every rank's schedule with `algo`, simulates and verifies them.
+// "" when every message respects its rank's chunkElems and local steps name
+// no peer.
+std::string checkShape(const std::vector<CollArgs>& args, const std::vector<Schedule>& schedules);
+// Builds every rank's schedule with `algo`, checks their shape, simulates and
+// verifies them.
 std::string check(Algo algo, const std::vector<CollArgs>& args);
 // One CollArgs per rank, copies of `base` with rank set.
 std::vector<CollArgs> forAllRanks(const CollArgs& base);

@@ -1,0 +1,169 @@
+// Names, the algorithm table, argument checks, and the selector with and
+// without GDR_ALGO.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <set>
+#include <string>
+
+#include "collectives/schedule.h"
+#include "core/error.h"
+
+namespace gdr::coll {
+namespace {
+
+constexpr int kNumKinds = static_cast<int>(CollKind::Barrier) + 1;
+constexpr int kNumAlgos = static_cast<int>(Algo::Dissemination) + 1;
+
+// Sets GDR_ALGO for one scope and restores what was there.
+class AlgoEnv {
+ public:
+  explicit AlgoEnv(const char* value) {
+    const char* old = std::getenv("GDR_ALGO");
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    setenv("GDR_ALGO", value, 1);
+  }
+  ~AlgoEnv() {
+    if (had_)
+      setenv("GDR_ALGO", old_.c_str(), 1);
+    else
+      unsetenv("GDR_ALGO");
+  }
+
+ private:
+  bool had_ = false;
+  std::string old_;
+};
+
+CollArgs args(CollKind kind, int nranks, size_t count) {
+  CollArgs a;
+  a.kind = kind;
+  a.nranks = nranks;
+  a.count = count;
+  return a;
+}
+
+TEST(ScheduleNames, RoundTripAndAliases) {
+  std::set<std::string> names;
+  for (int i = 0; i < kNumAlgos; ++i) {
+    const Algo algo = static_cast<Algo>(i);
+    Algo parsed;
+    ASSERT_TRUE(parseAlgo(algoName(algo), &parsed)) << algoName(algo);
+    EXPECT_EQ(parsed, algo);
+    names.insert(algoName(algo));
+  }
+  EXPECT_EQ(static_cast<int>(names.size()), kNumAlgos);
+  Algo a;
+  EXPECT_TRUE(parseAlgo("RING", &a));
+  EXPECT_EQ(a, Algo::Ring);
+  EXPECT_TRUE(parseAlgo("rabenseifner", &a));
+  EXPECT_EQ(a, Algo::RecHalvingDoubling);
+  EXPECT_TRUE(parseAlgo("tree", &a));
+  EXPECT_EQ(a, Algo::DoubleBinaryTree);
+  EXPECT_FALSE(parseAlgo("rign", &a));
+  EXPECT_FALSE(parseAlgo("", &a));
+  std::set<std::string> colls;
+  for (int k = 0; k < kNumKinds; ++k) colls.insert(collName(static_cast<CollKind>(k)));
+  EXPECT_EQ(static_cast<int>(colls.size()), kNumKinds);
+}
+
+TEST(ScheduleBuild, SupportsMatchesBuild) {
+  for (int i = 0; i < kNumAlgos; ++i) {
+    int served = 0;
+    for (int k = 0; k < kNumKinds; ++k) {
+      CollArgs a = args(static_cast<CollKind>(k), 4, 8);
+      a.sendCounts = a.sendDispls = a.recvCounts = a.recvDispls = {0, 0, 0, 0};
+      const Algo algo = static_cast<Algo>(i);
+      if (supports(algo, a)) {
+        ++served;
+        EXPECT_NO_THROW(build(algo, a));
+      } else {
+        EXPECT_THROW(build(algo, a), InvalidArgument) << algoName(algo);
+      }
+    }
+    EXPECT_GT(served, 0) << algoName(static_cast<Algo>(i));
+  }
+}
+
+TEST(ScheduleBuild, RejectsBadArguments) {
+  CollArgs a = args(CollKind::Broadcast, 4, 8);
+  a.root = 4;
+  EXPECT_THROW(build(Algo::Binomial, a), InvalidArgument);
+  a.root = -1;
+  EXPECT_THROW(build(Algo::Chain, a), InvalidArgument);
+  a = args(CollKind::AllReduce, 4, 8);
+  a.rank = 4;
+  EXPECT_THROW(build(Algo::Ring, a), InvalidArgument);
+  a.rank = 0;
+  a.nranks = 0;
+  EXPECT_THROW(build(Algo::Ring, a), InvalidArgument);
+  a = args(CollKind::AllToAllv, 3, 0);
+  a.sendCounts = a.sendDispls = a.recvCounts = {1, 1, 1};
+  a.recvDispls = {0, 1};
+  EXPECT_THROW(build(Algo::Pairwise, a), InvalidArgument);
+}
+
+TEST(ScheduleSelect, DefaultsBySizeAndRanks) {
+  AlgoEnv env("");
+  EXPECT_EQ(select(args(CollKind::AllReduce, 8, 16), 4), Algo::RecursiveDoubling);
+  EXPECT_EQ(select(args(CollKind::AllReduce, 8, 64 << 10), 4), Algo::RecHalvingDoubling);
+  EXPECT_EQ(select(args(CollKind::AllReduce, 6, 64 << 10), 4), Algo::Ring);
+  EXPECT_EQ(select(args(CollKind::AllReduce, 8, 16 << 20), 4), Algo::Ring);
+  EXPECT_EQ(select(args(CollKind::AllReduce, 64, 16 << 20), 4), Algo::DoubleBinaryTree);
+  EXPECT_EQ(select(args(CollKind::Broadcast, 8, 100), 4), Algo::Binomial);
+  EXPECT_EQ(select(args(CollKind::Broadcast, 8, 1 << 20), 4), Algo::Chain);
+  EXPECT_EQ(select(args(CollKind::Broadcast, 2, 1 << 20), 4), Algo::Binomial);
+  EXPECT_EQ(select(args(CollKind::Reduce, 8, 1 << 20), 4), Algo::Chain);
+  EXPECT_EQ(select(args(CollKind::AllGather, 4, 16), 4), Algo::RecursiveDoubling);
+  EXPECT_EQ(select(args(CollKind::AllGather, 4, 1 << 20), 4), Algo::Ring);
+  EXPECT_EQ(select(args(CollKind::ReduceScatter, 4, 16), 4), Algo::RecHalvingDoubling);
+  EXPECT_EQ(select(args(CollKind::ReduceScatter, 4, 1 << 20), 4), Algo::Ring);
+  EXPECT_EQ(select(args(CollKind::AllToAll, 4, 16), 4), Algo::Pairwise);
+  EXPECT_EQ(select(args(CollKind::AllToAllv, 4, 0), 4), Algo::Pairwise);
+  EXPECT_EQ(select(args(CollKind::Barrier, 4, 0), 4), Algo::Dissemination);
+  // Every default serves its collective.
+  for (int k = 0; k < kNumKinds; ++k)
+    for (int n = 1; n <= 64; n *= 2)
+      for (size_t count : {size_t{0}, size_t{1}, size_t{1} << 24}) {
+        const CollArgs a = args(static_cast<CollKind>(k), n, count);
+        EXPECT_TRUE(supports(select(a, 8), a));
+      }
+}
+
+TEST(ScheduleSelect, GdrAlgoForcesPerCollective) {
+  AlgoEnv env(" allreduce = ring , bcast=chain,reduce=binomial,allgather=rd,,broadcast=chain ");
+  EXPECT_EQ(select(args(CollKind::AllReduce, 8, 4), 4), Algo::Ring);
+  EXPECT_EQ(select(args(CollKind::Broadcast, 8, 4), 4), Algo::Chain);
+  EXPECT_EQ(select(args(CollKind::Reduce, 8, 1 << 24), 4), Algo::Binomial);
+  EXPECT_EQ(select(args(CollKind::AllGather, 8, 1 << 24), 4), Algo::RecursiveDoubling);
+  // Not named: the default.
+  EXPECT_EQ(select(args(CollKind::ReduceScatter, 8, 1 << 24), 4), Algo::Ring);
+}
+
+TEST(ScheduleSelect, UnsupportedForcedAlgorithmFallsBack) {
+  AlgoEnv env("bcast=ring,allreduce=pairwise,alltoall=dbtree");
+  EXPECT_EQ(select(args(CollKind::Broadcast, 8, 4), 4), Algo::Binomial);
+  EXPECT_EQ(select(args(CollKind::AllReduce, 8, 4), 4), Algo::RecursiveDoubling);
+  EXPECT_EQ(select(args(CollKind::AllToAll, 8, 4), 4), Algo::Pairwise);
+}
+
+TEST(ScheduleSelect, BadGdrAlgoNamesThrow) {
+  auto message = [](const char* value) {
+    AlgoEnv env(value);
+    try {
+      select(args(CollKind::AllReduce, 4, 4), 4);
+    } catch (const InvalidArgument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no exception");
+  };
+  EXPECT_NE(message("allreduce=rign").find("unknown algorithm 'rign'"), std::string::npos);
+  EXPECT_NE(message("allreduse=ring").find("unknown collective 'allreduse'"), std::string::npos);
+  EXPECT_NE(message("ring").find("not collective=algorithm"), std::string::npos);
+  // A bad entry for another collective is still an error.
+  EXPECT_NE(message("allreduce=ring,bcast=chian").find("'chian'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gdr::coll
