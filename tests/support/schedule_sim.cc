@@ -46,7 +46,10 @@ std::string stepText(const Step& s) {
 // What each rank's buffers look like for a collective.
 struct Shape {
   size_t inElems = 0, outElems = 0;
-  bool hasInput = true, hasOutput = true, aliased = false;
+  bool hasInput = true, hasOutput = true;
+  // In place, Input is Output's elements from aliasOffset on (kNoAlias: apart).
+  size_t aliasOffset = kNoAlias;
+  static constexpr size_t kNoAlias = ~size_t{0};
 };
 
 size_t extent(const std::vector<size_t>& counts, const std::vector<size_t>& displs) {
@@ -62,22 +65,24 @@ Shape shapeOf(const CollArgs& a) {
   switch (a.kind) {
     case CollKind::AllReduce:
       s.inElems = s.outElems = a.count;
-      s.aliased = a.inPlace;
+      if (a.inPlace) s.aliasOffset = 0;
       break;
     case CollKind::Broadcast:
       s.inElems = s.outElems = a.count;
-      s.aliased = a.inPlace;
+      if (a.inPlace) s.aliasOffset = 0;
       s.hasInput = a.rank == a.root || a.inPlace;
       break;
     case CollKind::Reduce:
       s.inElems = a.count;
       s.hasOutput = a.rank == a.root;
       s.outElems = s.hasOutput ? a.count : 0;
-      s.aliased = a.inPlace && s.hasOutput;
+      if (a.inPlace && s.hasOutput) s.aliasOffset = 0;
       break;
     case CollKind::AllGather:
       s.inElems = a.count;
       s.outElems = n * a.count;
+      // MPI_IN_PLACE: the rank's block already sits in Output (host_colls.cc).
+      if (a.inPlace) s.aliasOffset = static_cast<size_t>(a.rank) * a.count;
       break;
     case CollKind::ReduceScatter:
       s.inElems = n * a.count;
@@ -115,7 +120,8 @@ class Simulator {
       for (size_t i = 0; i < st.input.size(); ++i)
         st.input[i] = contribution(r, static_cast<uint32_t>(i));
       st.output.resize(st.shape.outElems);
-      if (st.shape.aliased) st.output = st.input;
+      if (st.shape.aliasOffset != Shape::kNoAlias)
+        std::copy(st.input.begin(), st.input.end(), st.output.begin() + st.shape.aliasOffset);
       st.scratch.resize(scheds[r].scratchElems);
       st.heard = 1u << r;
     }
@@ -149,48 +155,54 @@ class Simulator {
     return os.str();
   }
 
-  // The storage a region names, or null with *err set.
-  std::vector<Sym>* resolve(int r, const Region& reg, bool write, std::string* err) {
+  // *at = the first element a region names; false with *err set if it may not.
+  bool resolve(int r, const Region& reg, bool write, Sym** at, std::string* err) {
     RankState& st = ranks_[r];
-    std::vector<Sym>* buf = nullptr;
+    Sym* base = nullptr;
+    size_t size = 0;
     switch (reg.buf) {
       case BufId::Input:
         if (write) {
           *err = "writes Input, which is read-only";
-          return nullptr;
+          return false;
         }
         if (!st.shape.hasInput) {
           *err = "reads Input, which this rank does not have";
-          return nullptr;
+          return false;
         }
-        buf = st.shape.aliased ? &st.output : &st.input;
+        size = st.input.size();
+        base = st.shape.aliasOffset == Shape::kNoAlias ? st.input.data()
+                                                       : st.output.data() + st.shape.aliasOffset;
         break;
       case BufId::Output:
         if (!st.shape.hasOutput) {
           *err = "touches Output, which this rank does not have (use Scratch)";
-          return nullptr;
+          return false;
         }
-        buf = &st.output;
+        base = st.output.data();
+        size = st.output.size();
         break;
       case BufId::Scratch:
-        buf = &st.scratch;
+        base = st.scratch.data();
+        size = st.scratch.size();
         break;
     }
-    if (reg.offset > buf->size() || reg.count > buf->size() - reg.offset) {
+    if (reg.offset > size || reg.count > size - reg.offset) {
       std::ostringstream os;
-      os << regionText(reg) << " is out of bounds (" << bufName(reg.buf) << " has " << buf->size()
+      os << regionText(reg) << " is out of bounds (" << bufName(reg.buf) << " has " << size
          << " elements)";
       *err = os.str();
-      return nullptr;
+      return false;
     }
-    return buf;
+    *at = base + reg.offset;
+    return true;
   }
 
   // Reads a region's elements, all of which must be valid.
   bool read(int r, const Region& reg, std::vector<Sym>* out, std::string* err) {
-    std::vector<Sym>* buf = resolve(r, reg, false, err);
-    if (buf == nullptr) return false;
-    out->assign(buf->begin() + reg.offset, buf->begin() + reg.offset + reg.count);
+    Sym* p = nullptr;
+    if (!resolve(r, reg, false, &p, err)) return false;
+    out->assign(p, p + reg.count);
     for (size_t i = 0; i < out->size(); ++i) {
       if (!(*out)[i].valid) {
         std::ostringstream os;
@@ -222,19 +234,19 @@ class Simulator {
                   std::string* err) {
     std::vector<Sym> left;
     if (!read(r, src, &left, err)) return false;
-    std::vector<Sym>* d = resolve(r, dst, true, err);
-    if (d == nullptr) return false;
+    Sym* d = nullptr;
+    if (!resolve(r, dst, true, &d, err)) return false;
     for (size_t i = 0; i < incoming.size(); ++i)
-      if (!combine(left[i], incoming[i], &(*d)[dst.offset + i], err)) return false;
+      if (!combine(left[i], incoming[i], &d[i], err)) return false;
     return true;
   }
 
   // Both regions' storage, for overlap checks.
   const Sym* base(int r, const Region& reg) {
     std::string ignored;
-    std::vector<Sym>* b = resolve(r, reg, false, &ignored);
-    if (b == nullptr) b = resolve(r, reg, true, &ignored);
-    return b == nullptr ? nullptr : b->data() + reg.offset;
+    Sym* b = nullptr;
+    if (resolve(r, reg, false, &b, &ignored) || resolve(r, reg, true, &b, &ignored)) return b;
+    return nullptr;
   }
 
   bool disjointOrSame(int r, const Region& x, const Region& y) {
@@ -280,9 +292,9 @@ class Simulator {
           return false;
         }
         if (s.kind == StepKind::Recv) {
-          std::vector<Sym>* d = resolve(r, s.dst, true, err);
-          if (d == nullptr) return false;
-          std::copy(m.data.begin(), m.data.end(), d->begin() + s.dst.offset);
+          Sym* d = nullptr;
+          if (!resolve(r, s.dst, true, &d, err)) return false;
+          std::copy(m.data.begin(), m.data.end(), d);
         } else {
           if (!disjointOrSame(r, s.src, s.dst)) {
             *err = "src and dst partially overlap";
@@ -298,10 +310,10 @@ class Simulator {
       case StepKind::Reduce: {
         std::vector<Sym> src;
         if (!read(r, s.src, &src, err)) return false;
-        std::vector<Sym>* d = resolve(r, s.dst, true, err);
-        if (d == nullptr) return false;
+        Sym* d = nullptr;
+        if (!resolve(r, s.dst, true, &d, err)) return false;
         const Sym* a = base(r, s.src);
-        const Sym* b = d->data() + s.dst.offset;
+        const Sym* b = d;
         const bool same = a == b;
         const bool overlap = a < b + s.dst.count && b < a + s.src.count;
         if (s.kind == StepKind::Copy && same) return true;  // the executor skips it
@@ -310,7 +322,7 @@ class Simulator {
           return false;
         }
         if (s.kind == StepKind::Copy) {
-          std::copy(src.begin(), src.end(), d->begin() + s.dst.offset);
+          std::copy(src.begin(), src.end(), d);
           return true;
         }
         return reduceInto(r, s.dst, s.dst, src, err);
@@ -522,7 +534,7 @@ std::vector<size_t> sweepChunks() { return {0, 1, 3, size_t{1} << 20}; }
 std::vector<std::string> sweep(Algo algo, CollKind kind, int maxRanks, size_t maxFailures) {
   std::vector<std::string> failures;
   const bool rooted = kind == CollKind::Broadcast || kind == CollKind::Reduce;
-  const bool aliasable = rooted || kind == CollKind::AllReduce;
+  const bool aliasable = rooted || kind == CollKind::AllReduce || kind == CollKind::AllGather;
   for (int n = 1; n <= maxRanks; ++n) {
     for (int root = 0; root < (rooted ? n : 1); ++root) {
       for (size_t count : sweepCounts(n)) {

@@ -63,7 +63,8 @@ std::string caseName(Algo algo, const CollArgs& a);
 
 // The exhaustive sweep: nranks 1..maxRanks x every root (Broadcast, Reduce)
 // x counts sweepCounts(nranks) x chunkElems sweepChunks() x in place and not
-// (AllReduce, Broadcast, Reduce). Returns the first maxFailures failures.
+// (AllReduce, Broadcast, Reduce: Input is Output; AllGather: Input is
+// Output's block `rank`, as MPI_IN_PLACE has it). Returns the first maxFailures failures.
 std::vector<size_t> sweepCounts(int nranks);
 std::vector<size_t> sweepChunks();
 std::vector<std::string> sweep(Algo algo, CollKind kind, int maxRanks = kMaxRanks,
