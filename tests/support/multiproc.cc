@@ -1,0 +1,96 @@
+#include "support/multiproc.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+namespace gdrtest {
+
+namespace {
+int gChildRank = -1;
+int gChildFailures = 0;
+}  // namespace
+
+int& childFailures() { return gChildFailures; }
+int childRank() { return gChildRank; }
+
+std::vector<RankExit> runRanks(int nranks, const RankFn& fn, const Env& env, int timeoutSec) {
+  for (auto& kv : env) setenv(kv.first.c_str(), kv.second.c_str(), 1);
+  gdrUniqueId id;
+  std::vector<RankExit> exits(nranks);
+  if (gdrGetUniqueId(&id) != gdrSuccess) {
+    std::fprintf(stderr, "gdrGetUniqueId failed: %s\n", gdrGetLastError(nullptr));
+    return exits;
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::vector<pid_t> pids(nranks, -1);
+  for (int r = 0; r < nranks; ++r) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      gChildRank = r;
+      gdrComm_t comm = nullptr;
+      gdrResult_t rc = gdrCommInitRank(&comm, nranks, id, r);
+      if (rc != gdrSuccess) {
+        std::fprintf(stderr, "[rank %d] gdrCommInitRank: %s\n", r, gdrGetLastError(nullptr));
+        _exit(90);
+      }
+      int result = fn(r, nranks, comm);
+      if (gChildFailures) result = result ? result : 91;
+      gdrCommDestroy(comm);
+      std::fflush(stdout);
+      std::fflush(stderr);
+      _exit(result);
+    }
+    pids[r] = pid;
+  }
+  for (auto& kv : env) unsetenv(kv.first.c_str());
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeoutSec);
+  int left = nranks;
+  while (left > 0) {
+    for (int r = 0; r < nranks; ++r) {
+      if (pids[r] < 0) continue;
+      int status = 0;
+      pid_t w = waitpid(pids[r], &status, WNOHANG);
+      if (w == pids[r]) {
+        exits[r].code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        exits[r].signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+        pids[r] = -1;
+        --left;
+      }
+    }
+    if (left && std::chrono::steady_clock::now() > deadline) {
+      for (int r = 0; r < nranks; ++r)
+        if (pids[r] > 0) {
+          kill(pids[r], SIGKILL);
+          waitpid(pids[r], nullptr, 0);
+          exits[r].timedOut = true;
+          exits[r].signal = SIGKILL;
+          pids[r] = -1;
+          --left;
+        }
+    }
+    if (left) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return exits;
+}
+
+bool allOk(const std::vector<RankExit>& exits, std::string* why) {
+  bool ok = true;
+  for (size_t r = 0; r < exits.size(); ++r) {
+    if (exits[r].code == 0) continue;
+    ok = false;
+    char buf[128];
+    std::snprintf(buf, sizeof(buf), "rank %zu: exit %d signal %d%s; ", r, exits[r].code, exits[r].signal,
+                  exits[r].timedOut ? " (hung: killed by the watchdog)" : "");
+    *why += buf;
+  }
+  return ok;
+}
+
+}  // namespace gdrtest
