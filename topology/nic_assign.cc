@@ -5,22 +5,11 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "topology/pci_path.h"
 
 namespace gdr::topo {
 
 namespace {
-
-const char* describe(PathClass p) {
-  switch (p) {
-    case PathClass::NVL: return "over NVLink";
-    case PathClass::PIX: return "under the same PCIe switch";
-    case PathClass::PXB: return "behind several PCIe switches, without crossing the host bridge";
-    case PathClass::PHB: return "through the CPU's PCIe host bridge";
-    case PathClass::NODE: return "across host bridges of one NUMA node";
-    case PathClass::SYS: return "across the link between NUMA nodes";
-  }
-  return "?";
-}
 
 std::string joinNames(const std::vector<std::string>& names) {
   std::string out;
@@ -107,13 +96,13 @@ std::vector<NicAssignment> assignNics(const AssignInput& in, const AssignOptions
     const char* nic = in.nicNames[pick].c_str();
     if (nallowed == 1 && !opts.hca.empty())
       a.reason = strprintf("%s because GDR_IB_HCA=%s selects it (%s: %s)", nic, opts.hca.c_str(),
-                           pathName(a.path), describe(a.path));
+                           pathName(a.path), describePath(a.path));
     else if (a.path <= PathClass::PXB)
       a.reason = strprintf("%s is the closest NIC (%s: %s)", nic, pathName(a.path),
-                           describe(a.path));
+                           describePath(a.path));
     else
       a.reason = strprintf("no NIC under its PCIe switch; falls back to the nearest, %s (%s: %s)",
-                           nic, pathName(a.path), describe(a.path));
+                           nic, pathName(a.path), describePath(a.path));
     if (closest[g].size() > 1) {
       std::vector<std::string> others;
       for (int n : closest[g])

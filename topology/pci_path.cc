@@ -22,6 +22,18 @@ PathClass parsePathClass(const std::string& text, const char* what) {
                                   what, text.c_str()));
 }
 
+const char* describePath(PathClass p) {
+  switch (p) {
+    case PathClass::NVL: return "over NVLink";
+    case PathClass::PIX: return "under the same PCIe switch";
+    case PathClass::PXB: return "behind several PCIe switches, without crossing the host bridge";
+    case PathClass::PHB: return "through the CPU's PCIe host bridge";
+    case PathClass::NODE: return "across host bridges of one NUMA node";
+    case PathClass::SYS: return "across the link between NUMA nodes";
+  }
+  return "?";
+}
+
 PathClass classifyPci(const PciPlace& a, const PciPlace& b) {
   // The lowest switch both sit under; the switches crossed are the ones below
   // it on each side plus itself.

@@ -24,6 +24,9 @@ struct PciPlace {
   std::string locality;            // NUMA nodes of its CPU-side ancestor (hwloc nodeset text)
 };
 
+// What a class means, in words for logs and reasons.
+const char* describePath(PathClass p);
+
 // PIX, PXB, PHB, NODE or SYS (NVLink is decided elsewhere).
 PathClass classifyPci(const PciPlace& a, const PciPlace& b);
 

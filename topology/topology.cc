@@ -40,13 +40,17 @@ void logPaths(const Topology& t) {
     GDR_INFO(kTopo, "GPU %s (%s) NUMA %d, %d NVLink(s)", gpus[g].busId.c_str(),
              gpus[g].model.c_str(), gpus[g].numa, gpus[g].nvlinks);
     for (size_t n = 0; n < nics.size(); ++n)
-      GDR_INFO(kTopo, "path GPU %s - %s (%s): %s", gpus[g].busId.c_str(), nics[n].name.c_str(),
-               nics[n].busId.c_str(), pathName(t.gpuNicPath(static_cast<int>(g), static_cast<int>(n))));
-    for (size_t h = g + 1; h < gpus.size(); ++h)
-      GDR_INFO(kTopo, "path GPU %s - GPU %s: %s (%d NVLinks)", gpus[g].busId.c_str(),
-               gpus[h].busId.c_str(),
-               pathName(t.gpuGpuPath(static_cast<int>(g), static_cast<int>(h))),
+    {
+      PathClass p = t.gpuNicPath(static_cast<int>(g), static_cast<int>(n));
+      GDR_INFO(kTopo, "path GPU %s - %s (%s): %s, %s", gpus[g].busId.c_str(), nics[n].name.c_str(),
+               nics[n].busId.c_str(), pathName(p), describePath(p));
+    }
+    for (size_t h = g + 1; h < gpus.size(); ++h) {
+      PathClass p = t.gpuGpuPath(static_cast<int>(g), static_cast<int>(h));
+      GDR_INFO(kTopo, "path GPU %s - GPU %s: %s, %s (%d NVLinks)", gpus[g].busId.c_str(),
+               gpus[h].busId.c_str(), pathName(p), describePath(p),
                t.nvlinkCount(static_cast<int>(g), static_cast<int>(h)));
+    }
   }
 }
 
