@@ -44,6 +44,17 @@ std::vector<Schedule> swapAndReduce() {
 
 TEST(ScheduleSim, AcceptsACorrectSchedule) { EXPECT_EQ(run(twoRankAllReduce(), swapAndReduce()), ""); }
 
+// In place, each rank's receive overwrites what its own send reads: fine
+// with eager sends, a deadlock when a send holds its memory until received.
+TEST(ScheduleSim, RendezvousCatchesReceivingUnderOwnSend) {
+  CollArgs a = twoRankAllReduce();
+  a.inPlace = true;
+  const std::vector<CollArgs> args = sim::forAllRanks(a);
+  EXPECT_EQ(sim::verify(args, sim::simulate(args, swapAndReduce(), false)), "");
+  EXPECT_NE(sim::verify(args, sim::simulate(args, swapAndReduce(), true)).find("deadlock"),
+            std::string::npos);
+}
+
 TEST(ScheduleSim, ReportsDeadlock) {
   std::vector<Schedule> s(2);
   for (int r = 0; r < 2; ++r) {

@@ -105,12 +105,15 @@ struct Message {
   std::vector<Sym> data;
   size_t step;
   uint32_t heard;  // the sender's heardFrom when it sent
+  const Sym* src;  // what the send reads, until it is received
+  size_t len;
 };
 
 class Simulator {
  public:
-  Simulator(const std::vector<CollArgs>& args, const std::vector<Schedule>& scheds)
-      : args_(args), scheds_(scheds), n_(static_cast<int>(args.size())) {
+  Simulator(const std::vector<CollArgs>& args, const std::vector<Schedule>& scheds,
+            bool rendezvous)
+      : args_(args), scheds_(scheds), n_(static_cast<int>(args.size())), rendezvous_(rendezvous) {
     ranks_.resize(n_);
     queues_.resize(static_cast<size_t>(n_) * n_);
     for (int r = 0; r < n_; ++r) {
@@ -256,6 +259,19 @@ class Simulator {
     return !(a < b + y.count && b < a + x.count);
   }
 
+  // Whether step s (which writes s.dst) would overwrite memory that one of
+  // rank r's sends still reads, i.e. that its receiver has not taken yet. A
+  // self-copy writes nothing.
+  bool writesUnderOwnSend(int r, const Step& s) {
+    const Sym* d = base(r, s.dst);
+    if (d == nullptr || s.dst.count == 0) return false;
+    if (s.kind == StepKind::Copy && base(r, s.src) == d) return false;
+    for (int to = 0; to < n_; ++to)
+      for (const Message& m : queue(r, to))
+        if (m.len != 0 && m.src < d + s.dst.count && d < m.src + m.len) return true;
+    return false;
+  }
+
   // Runs one step; false when it blocks (*err empty) or fails (*err set).
   bool step(int r, std::string* err) {
     const Step& s = scheds_[r].steps[ranks_[r].pc];
@@ -271,9 +287,10 @@ class Simulator {
         return false;
       }
     }
+    if (rendezvous_ && s.kind != StepKind::Send && writesUnderOwnSend(r, s)) return false;
     switch (s.kind) {
       case StepKind::Send: {
-        Message m{{}, ranks_[r].pc, ranks_[r].heard};
+        Message m{{}, ranks_[r].pc, ranks_[r].heard, base(r, s.src), s.src.count};
         if (!read(r, s.src, &m.data, err)) return false;
         queue(r, s.peer).push_back(std::move(m));
         return true;
@@ -382,6 +399,7 @@ class Simulator {
   const std::vector<CollArgs>& args_;
   const std::vector<Schedule>& scheds_;
   int n_;
+  bool rendezvous_;
   std::vector<RankState> ranks_;
   std::vector<std::deque<Message>> queues_;
 };
@@ -449,8 +467,9 @@ std::string describe(const Sym& s) {
   return os.str();
 }
 
-SimResult simulate(const std::vector<CollArgs>& args, const std::vector<Schedule>& schedules) {
-  Simulator sim(args, schedules);
+SimResult simulate(const std::vector<CollArgs>& args, const std::vector<Schedule>& schedules,
+                   bool rendezvous) {
+  Simulator sim(args, schedules, rendezvous);
   return sim.run();
 }
 

@@ -47,7 +47,14 @@ struct SimResult {
 
 // args[r] is rank r's arguments (they differ only in rank, and for
 // all-to-allv in the counts); schedules[r] its step list.
-SimResult simulate(const std::vector<CollArgs>& args, const std::vector<Schedule>& schedules);
+//
+// rendezvous (the default, and what check() uses) adds what the host
+// executor does to keep value semantics without copying: a step that writes
+// memory one of the rank's own sends still reads waits until the receiver
+// has taken that message. Schedules must not deadlock under it either (two
+// ranks that each send a buffer and then receive into it would).
+SimResult simulate(const std::vector<CollArgs>& args, const std::vector<Schedule>& schedules,
+                   bool rendezvous = true);
 // "" when every Output holds exactly what the collective defines.
 std::string verify(const std::vector<CollArgs>& args, const SimResult& result);
 // "" when every message respects its rank's chunkElems and local steps name
