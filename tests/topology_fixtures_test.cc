@@ -255,3 +255,17 @@ TEST(TopoFixture, UnreadableAndMalformedFilesGiveClearErrors) {
   EXPECT_THROW(t.gpuNicPath(4, 0), gdr::InvalidArgument);
   EXPECT_THROW(t.gpuGpuPath(0, -1), gdr::InvalidArgument);
 }
+
+// The lent H200 VM, dumped by gdr-topo there: both GPUs sit directly on the
+// VM's host bridge (00:06.0, 00:07.0; no bridge above them), so by PCIe they
+// are PHB. NVML counted 18 NVLinks between them at run time, but hwloc there
+// had no NVML plugin, so the XML has no NVLink matrix and the file alone says PHB.
+TEST(TopoFixtureH200Vm, TwoGpusOnTheHostBridgeAndNoNic) {
+  Topology t = Topology::loadXml(fixture("h200-vm.xml"));
+  EXPECT_EQ(busIds(t), (std::vector<std::string>{"0000:00:06.0", "0000:00:07.0"}));
+  EXPECT_TRUE(t.nics().empty());
+  EXPECT_EQ(t.gpus()[0].model, "[10de:2335]");
+  EXPECT_EQ(t.gpuGpuPath(0, 1), PathClass::PHB);
+  EXPECT_EQ(t.nvlinkCount(0, 1), 0);
+  EXPECT_EQ(t.assignNics(defaults())[1].nic, -1);
+}
