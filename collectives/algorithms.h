@@ -7,20 +7,20 @@
 
 namespace gdr::coll::detail {
 
-Schedule ringAllReduce(const CollArgs& a);          // allreduce_ring.cc
+Schedule ringAllReduce(const CollArgs& a);               // allreduce_ring.cc
 Schedule recursiveDoublingAllReduce(const CollArgs& a);  // allreduce_rd.cc
-Schedule doubleTreeAllReduce(const CollArgs& a);    // allreduce_tree.cc
-Schedule rabenseifnerAllReduce(const CollArgs& a);  // allreduce_rhd.cc
-Schedule ringAllGather(const CollArgs& a);          // allgather.cc
+Schedule doubleTreeAllReduce(const CollArgs& a);         // allreduce_tree.cc
+Schedule rabenseifnerAllReduce(const CollArgs& a);       // allreduce_rhd.cc
+Schedule ringAllGather(const CollArgs& a);               // allgather.cc
 Schedule recursiveDoublingAllGather(const CollArgs& a);
-Schedule ringReduceScatter(const CollArgs& a);      // reducescatter.cc
+Schedule ringReduceScatter(const CollArgs& a);  // reducescatter.cc
 Schedule recursiveHalvingReduceScatter(const CollArgs& a);
-Schedule binomialBroadcast(const CollArgs& a);      // bcast.cc
+Schedule binomialBroadcast(const CollArgs& a);  // bcast.cc
 Schedule chainBroadcast(const CollArgs& a);
-Schedule binomialReduce(const CollArgs& a);         // reduce.cc
+Schedule binomialReduce(const CollArgs& a);  // reduce.cc
 Schedule chainReduce(const CollArgs& a);
-Schedule pairwiseAllToAll(const CollArgs& a);       // alltoall.cc
+Schedule pairwiseAllToAll(const CollArgs& a);  // alltoall.cc
 Schedule pairwiseAllToAllv(const CollArgs& a);
-Schedule disseminationBarrier(const CollArgs& a);   // barrier.cc
+Schedule disseminationBarrier(const CollArgs& a);  // barrier.cc
 
 }  // namespace gdr::coll::detail

@@ -18,7 +18,9 @@
 namespace gdr::coll::detail {
 namespace {
 
-Span blockOfRank(const CollArgs& a, int r) { return Span{static_cast<size_t>(r) * a.count, a.count}; }
+Span blockOfRank(const CollArgs& a, int r) {
+  return Span{static_cast<size_t>(r) * a.count, a.count};
+}
 
 }  // namespace
 

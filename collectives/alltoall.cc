@@ -42,8 +42,13 @@ Schedule pairwiseAllToAll(const CollArgs& a) {
 
 Schedule pairwiseAllToAllv(const CollArgs& a) {
   return pairwise(
-      a, [&](int i) { return Span{a.sendDispls[i], a.sendCounts[i]}; },
-      [&](int i) { return Span{a.recvDispls[i], a.recvCounts[i]}; });
+      a,
+      [&](int i) {
+        return Span{a.sendDispls[i], a.sendCounts[i]};
+      },
+      [&](int i) {
+        return Span{a.recvDispls[i], a.recvCounts[i]};
+      });
 }
 
 }  // namespace gdr::coll::detail

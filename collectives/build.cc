@@ -82,14 +82,22 @@ void checkArgs(const CollArgs& a) {
 
 const char* collName(CollKind k) {
   switch (k) {
-    case CollKind::AllReduce: return "allreduce";
-    case CollKind::Broadcast: return "bcast";
-    case CollKind::Reduce: return "reduce";
-    case CollKind::AllGather: return "allgather";
-    case CollKind::ReduceScatter: return "reducescatter";
-    case CollKind::AllToAll: return "alltoall";
-    case CollKind::AllToAllv: return "alltoallv";
-    case CollKind::Barrier: return "barrier";
+    case CollKind::AllReduce:
+      return "allreduce";
+    case CollKind::Broadcast:
+      return "bcast";
+    case CollKind::Reduce:
+      return "reduce";
+    case CollKind::AllGather:
+      return "allgather";
+    case CollKind::ReduceScatter:
+      return "reducescatter";
+    case CollKind::AllToAll:
+      return "alltoall";
+    case CollKind::AllToAllv:
+      return "alltoallv";
+    case CollKind::Barrier:
+      return "barrier";
   }
   return "unknown";
 }

@@ -68,7 +68,7 @@ struct TreeNode {
 };
 TreeNode binaryTreeNode(int rank, int nranks);
 TreeNode doubleTreeNode(int tree, int rank, int nranks);  // tree 0 or 1
-int treeHeight(int tree, int nranks);                      // edges root to deepest leaf
+int treeHeight(int tree, int nranks);                     // edges root to deepest leaf
 
 // ---- fold-in for power-of-two algorithms ---------------------------------------
 

@@ -56,10 +56,18 @@ TEST(ScheduleAllToAllv, PairwiseUnevenCounts) {
       for (int s = 0; s < n; ++s) {
         for (int d = 0; d < n; ++d) {
           switch (pattern) {
-            case 0: m[s][d] = 0; break;                          // all empty
-            case 1: m[s][d] = rng() % 2 ? 0 : rng() % 9; break;  // many zeros
-            case 2: m[s][d] = static_cast<size_t>(s * n + d) % 7; break;
-            default: m[s][d] = s == d ? 0 : rng() % 40; break;   // no self block
+            case 0:
+              m[s][d] = 0;
+              break;  // all empty
+            case 1:
+              m[s][d] = rng() % 2 ? 0 : rng() % 9;
+              break;  // many zeros
+            case 2:
+              m[s][d] = static_cast<size_t>(s * n + d) % 7;
+              break;
+            default:
+              m[s][d] = s == d ? 0 : rng() % 40;
+              break;  // no self block
           }
         }
       }

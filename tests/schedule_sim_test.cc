@@ -1,10 +1,11 @@
 // The simulator must catch what it claims to catch: hand-written broken
 // schedules, and every single-step deletion from every algorithm's real
 // schedules.
+#include "support/schedule_sim.h"
+
 #include <gtest/gtest.h>
 
 #include "collectives/schedule_common.h"
-#include "support/schedule_sim.h"
 
 namespace gdr::coll {
 namespace {
@@ -42,7 +43,9 @@ std::vector<Schedule> swapAndReduce() {
   return s;
 }
 
-TEST(ScheduleSim, AcceptsACorrectSchedule) { EXPECT_EQ(run(twoRankAllReduce(), swapAndReduce()), ""); }
+TEST(ScheduleSim, AcceptsACorrectSchedule) {
+  EXPECT_EQ(run(twoRankAllReduce(), swapAndReduce()), "");
+}
 
 // In place, each rank's receive overwrites what its own send reads: fine
 // with eager sends, a deadlock when a send holds its memory until received.

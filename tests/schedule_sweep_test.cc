@@ -36,9 +36,7 @@ TEST(ScheduleBroadcast, Chain) { expectSweepPasses(Algo::Chain, CollKind::Broadc
 TEST(ScheduleReduce, Binomial) { expectSweepPasses(Algo::Binomial, CollKind::Reduce); }
 TEST(ScheduleReduce, Chain) { expectSweepPasses(Algo::Chain, CollKind::Reduce); }
 TEST(ScheduleAllToAll, Pairwise) { expectSweepPasses(Algo::Pairwise, CollKind::AllToAll); }
-TEST(ScheduleBarrier, Dissemination) {
-  expectSweepPasses(Algo::Dissemination, CollKind::Barrier);
-}
+TEST(ScheduleBarrier, Dissemination) { expectSweepPasses(Algo::Dissemination, CollKind::Barrier); }
 
 }  // namespace
 }  // namespace gdr::coll

@@ -9,20 +9,28 @@ namespace {
 
 const char* bufName(BufId b) {
   switch (b) {
-    case BufId::Input: return "Input";
-    case BufId::Output: return "Output";
-    case BufId::Scratch: return "Scratch";
+    case BufId::Input:
+      return "Input";
+    case BufId::Output:
+      return "Output";
+    case BufId::Scratch:
+      return "Scratch";
   }
   return "?";
 }
 
 const char* stepName(StepKind k) {
   switch (k) {
-    case StepKind::Send: return "Send";
-    case StepKind::Recv: return "Recv";
-    case StepKind::RecvReduce: return "RecvReduce";
-    case StepKind::Copy: return "Copy";
-    case StepKind::Reduce: return "Reduce";
+    case StepKind::Send:
+      return "Send";
+    case StepKind::Recv:
+      return "Recv";
+    case StepKind::RecvReduce:
+      return "RecvReduce";
+    case StepKind::Copy:
+      return "Copy";
+    case StepKind::Reduce:
+      return "Reduce";
   }
   return "?";
 }
@@ -111,8 +119,7 @@ struct Message {
 
 class Simulator {
  public:
-  Simulator(const std::vector<CollArgs>& args, const std::vector<Schedule>& scheds,
-            bool rendezvous)
+  Simulator(const std::vector<CollArgs>& args, const std::vector<Schedule>& scheds, bool rendezvous)
       : args_(args), scheds_(scheds), n_(static_cast<int>(args.size())), rendezvous_(rendezvous) {
     ranks_.resize(n_);
     queues_.resize(static_cast<size_t>(n_) * n_);
@@ -149,12 +156,14 @@ class Simulator {
     uint32_t heard = 0;
   };
 
-  std::deque<Message>& queue(int from, int to) { return queues_[static_cast<size_t>(from) * n_ + to]; }
+  std::deque<Message>& queue(int from, int to) {
+    return queues_[static_cast<size_t>(from) * n_ + to];
+  }
 
   std::string fail(int r, const std::string& what) {
     std::ostringstream os;
-    os << "rank " << r << " step " << ranks_[r].pc << " (" << stepText(scheds_[r].steps[ranks_[r].pc])
-       << "): " << what;
+    os << "rank " << r << " step " << ranks_[r].pc << " ("
+       << stepText(scheds_[r].steps[ranks_[r].pc]) << "): " << what;
     return os.str();
   }
 
@@ -275,8 +284,8 @@ class Simulator {
   // Runs one step; false when it blocks (*err empty) or fails (*err set).
   bool step(int r, std::string* err) {
     const Step& s = scheds_[r].steps[ranks_[r].pc];
-    const bool remote = s.kind == StepKind::Send || s.kind == StepKind::Recv ||
-                        s.kind == StepKind::RecvReduce;
+    const bool remote =
+        s.kind == StepKind::Send || s.kind == StepKind::Recv || s.kind == StepKind::RecvReduce;
     if (remote && (s.peer < 0 || s.peer >= n_ || s.peer == r)) {
       *err = "peer is not another rank";
       return false;
@@ -504,8 +513,8 @@ std::string checkShape(const std::vector<CollArgs>& args, const std::vector<Sche
     const size_t limit = args[r].chunkElems;
     for (size_t i = 0; i < schedules[r].steps.size(); ++i) {
       const Step& s = schedules[r].steps[i];
-      const bool remote = s.kind == StepKind::Send || s.kind == StepKind::Recv ||
-                          s.kind == StepKind::RecvReduce;
+      const bool remote =
+          s.kind == StepKind::Send || s.kind == StepKind::Recv || s.kind == StepKind::RecvReduce;
       std::string what;
       if (!remote && s.peer != -1) what = "a local step names a peer";
       const size_t count = s.kind == StepKind::Send ? s.src.count : s.dst.count;

@@ -29,9 +29,9 @@ namespace gdr::coll::sim {
 constexpr int kMaxRanks = 16;
 
 struct Sym {
-  bool valid = false;  // false: poison (never written)
-  uint32_t index = 0;  // the Input element it derives from
-  uint64_t counts = 0; // 4 bits per rank: how many times rank r's value is in it
+  bool valid = false;   // false: poison (never written)
+  uint32_t index = 0;   // the Input element it derives from
+  uint64_t counts = 0;  // 4 bits per rank: how many times rank r's value is in it
 };
 Sym contribution(int rank, uint32_t index);  // rank's Input element `index`
 uint64_t allRanks(int nranks);               // counts with every rank once
