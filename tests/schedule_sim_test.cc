@@ -192,6 +192,7 @@ TEST(ScheduleSim, CatchesEveryDeletedStep) {
       a.root = n - 1;
       const std::vector<CollArgs> args = sim::forAllRanks(a);
       std::vector<Schedule> good;
+      good.reserve(args.size());
       for (const CollArgs& ra : args) good.push_back(build(c.algo, ra));
       ASSERT_EQ(sim::verify(args, sim::simulate(args, good)), "") << sim::caseName(c.algo, a);
       for (int r = 0; r < n; ++r) {

@@ -120,7 +120,7 @@ struct Message {
 class Simulator {
  public:
   Simulator(const std::vector<CollArgs>& args, const std::vector<Schedule>& scheds, bool rendezvous)
-      : args_(args), scheds_(scheds), n_(static_cast<int>(args.size())), rendezvous_(rendezvous) {
+      : scheds_(scheds), n_(static_cast<int>(args.size())), rendezvous_(rendezvous) {
     ranks_.resize(n_);
     queues_.resize(static_cast<size_t>(n_) * n_);
     for (int r = 0; r < n_; ++r) {
@@ -405,7 +405,6 @@ class Simulator {
     return "";
   }
 
-  const std::vector<CollArgs>& args_;
   const std::vector<Schedule>& scheds_;
   int n_;
   bool rendezvous_;
@@ -478,6 +477,11 @@ std::string describe(const Sym& s) {
 
 SimResult simulate(const std::vector<CollArgs>& args, const std::vector<Schedule>& schedules,
                    bool rendezvous) {
+  if (args.size() > kMaxRanks || args.size() != schedules.size()) {
+    SimResult bad;
+    bad.error = "simulate: needs one schedule per rank and at most 16 ranks";
+    return bad;
+  }
   Simulator sim(args, schedules, rendezvous);
   return sim.run();
 }
@@ -530,8 +534,9 @@ std::string checkShape(const std::vector<CollArgs>& args, const std::vector<Sche
 
 std::string check(Algo algo, const std::vector<CollArgs>& args) {
   std::vector<Schedule> schedules;
+  schedules.reserve(args.size());
   for (const CollArgs& a : args) schedules.push_back(build(algo, a));
-  const std::string err = checkShape(args, schedules);
+  std::string err = checkShape(args, schedules);
   if (!err.empty()) return err;
   return verify(args, simulate(args, schedules));
 }
