@@ -22,15 +22,20 @@ int64_t inputValue(gdrDataType_t t, gdrRedOp_t op, int rank, size_t i, unsigned 
 }
 
 namespace {
-uint16_t toHalf(double v) {  // exact for the small integers used here
-  if (v == 0) return 0;
-  uint16_t sign = v < 0 ? 0x8000 : 0;
+uint16_t toHalf(double v) {  // round to nearest (ties away; the reference needs no more)
+  uint16_t sign = std::signbit(v) ? 0x8000 : 0;
   double a = std::fabs(v);
+  if (std::isnan(v)) return 0x7e00;
+  if (a >= 65520.0) return sign | 0x7c00;          // rounds to infinity
+  if (a < std::ldexp(1.0, -14))                    // subnormal: multiples of 2^-24
+    return sign | static_cast<uint16_t>(std::lround(std::ldexp(a, 24)));
   int e;
   double m = std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
-  uint16_t exp = static_cast<uint16_t>(e - 1 + 15);
-  uint16_t man = static_cast<uint16_t>((m * 2 - 1) * 1024 + 0.5);
-  return sign | static_cast<uint16_t>(exp << 10) | man;
+  long man = std::lround((m * 2 - 1) * 1024);
+  int exp = e - 1 + 15;
+  if (man == 1024) man = 0, ++exp;
+  if (exp >= 31) return sign | 0x7c00;
+  return sign | static_cast<uint16_t>(exp << 10) | static_cast<uint16_t>(man);
 }
 
 double fromHalf(uint16_t h) {
