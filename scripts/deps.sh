@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Installs what gdrcoll needs on Debian 12 / Ubuntu, skipping what is there.
+set -euo pipefail
+pkgs=(cmake ninja-build g++ pkg-config ccache libopenmpi-dev openmpi-bin libhwloc-dev hwloc
+      libibverbs-dev rdma-core libgtest-dev libgmock-dev)
+missing=()
+for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if ((${#missing[@]})); then
+  echo "deps: installing ${missing[*]}"
+  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd=sudo
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Every test: install what is missing, build, run the unit tests (label
+# unit) and the MPI tests (label mpi), then the unit tests again under
+# AddressSanitizer + UndefinedBehaviorSanitizer. GPU tests (label gpu) skip
+# themselves where there is no CUDA device.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+bash scripts/build.sh
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Several MPI jobs at once on 2 cores only slow each other down.
+(cd build && ctest --output-on-failure -L 'unit|mpi|gpu' -j1 --timeout 900)
+
+# Sanitizers: unit tests only (MPI's own leaks would drown the report).
+cmake -S . -B build-asan -G Ninja -DGDR_SANITIZE=address,undefined -DGDR_ENABLE_CUDA=OFF \
+  -DGDR_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+ninja -C build-asan -j"${GDR_BUILD_JOBS:-2}" gdr-unit
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+(cd build-asan && ctest --output-on-failure -L unit -j2 --timeout 900)
