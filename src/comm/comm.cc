@@ -23,8 +23,9 @@ Communicator::Communicator(std::unique_ptr<boot::Bootstrap> boot) : boot_(std::m
   cfg_.checkMismatch = static_cast<int>(param::getInt("GDR_CHECK_MISMATCH"));
   cfg_.transport = param::getString("GDR_TRANSPORT");
   if (cfg_.timeoutMs <= 0) throw InvalidArgument("GDR_TIMEOUT_MS must be positive");
-  if (cfg_.transport != "auto" && cfg_.transport != "shm" && cfg_.transport != "socket")
-    throw InvalidArgument("GDR_TRANSPORT=" + cfg_.transport + " is not one of auto, shm, socket");
+  if (cfg_.transport != "auto" && cfg_.transport != "shm" && cfg_.transport != "socket" &&
+      cfg_.transport != "ib" /* ib transport (issue 5) */)
+    throw InvalidArgument("GDR_TRANSPORT=" + cfg_.transport + " is not one of auto, shm, socket, ib");
   log::setContext(rank_, -1);
   connect();
   GDR_INFO(kInit, "communicator ready: rank %d of %d, bootstrap %s", rank_, size_, boot_->name());

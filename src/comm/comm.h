@@ -22,7 +22,7 @@ struct CommConfig {
   int64_t timeoutMs = 300000;
   int spinBeforeYield = 2000;
   int checkMismatch = 1;
-  std::string transport = "auto";  // auto, shm, socket
+  std::string transport = "auto";  // auto, shm, socket, ib (ib: issue 5)
 };
 
 // Where a rank can be reached: its TCP listener and the address of the CMA

@@ -16,6 +16,11 @@
 #include "core/params.h"
 #include "transport/shm/shm_endpoint.h"
 #include "transport/socket/socket_endpoint.h"
+// ---- ib transport (issue 5) ----
+#if GDR_HAVE_IB
+#include "transport/ib/ib_connect.h"
+#endif
+// ---- end ib transport ----
 
 namespace gdr {
 
@@ -55,7 +60,7 @@ void Communicator::connect() {
   std::vector<int> local, remote;  // peers by transport, self excluded
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
-    bool near = sameHost(r) && cfg_.transport != "socket";
+    bool near = sameHost(r) && cfg_.transport != "socket" && cfg_.transport != "ib";  // ib: see below
     if (cfg_.transport == "shm" && !sameHost(r))
       throw InvalidArgument(strprintf("GDR_TRANSPORT=shm but rank %d runs on another host", r));
     (near ? local : remote).push_back(r);
@@ -130,6 +135,17 @@ void Communicator::connect() {
     throw;
   }
   if (listenFd >= 0) close(listenFd);
+
+  // ---- ib transport (issue 5): verbs endpoints take over the TCP ones where
+  // both ends have a usable RDMA device (auto), or everywhere (ib: ranks of
+  // one host too, which is how the Soft-RoCE VM tests run). ----
+#if GDR_HAVE_IB
+  if (!remote.empty() && (cfg_.transport == "auto" || cfg_.transport == "ib"))
+    transport::ib::upgradeEndpoints(*boot_, rank_, size_, remote, eps_, cfg_.transport == "ib");
+#else
+  if (cfg_.transport == "ib") throw NotSupported("GDR_TRANSPORT=ib but this build has no verbs support");
+#endif
+  // ---- end ib transport ----
 
   // Everyone has mapped everyone's segment: the names can go, so nothing is
   // left in /dev/shm even if a rank is killed later.

@@ -51,6 +51,28 @@ const std::vector<Info> kParams = {
     {"GDR_NET_GDR_LEVEL", Type::String, "PXB",
      "Use GPUDirect RDMA for a GPU-NIC pair up to this path class (NVL, PIX, PXB, PHB, NODE, SYS)."},
     {"GDR_IB_HCA", Type::String, "", "Use this RDMA device (e.g. mlx5_0) instead of the topology's choice."},
+    // verbs (issue 5): the ib transport
+    {"GDR_IBV_LIB", Type::String, "", "Load libibverbs from this path instead of libibverbs.so.1."},
+    {"GDR_IB_GID_INDEX", Type::Int, "-1",
+     "GID index for RoCE (-1: the first RoCEv2 IPv4-mapped GID of the port)."},
+    {"GDR_IB_QPS_PER_PEER", Type::Int, "2",
+     "RC queue pairs per peer (1-8); chunks are spread over them by a hash of (peer, sequence)."},
+    {"GDR_IB_CHUNK", Type::Int, "0",
+     "Bytes per RDMA write (a multiple of 4096); 0: adaptive between 64 KiB and 256 KiB."},
+    {"GDR_IB_SLOTS", Type::Int, "8",
+     "Receive slots per peer (a power of two): the credit window of chunks in flight."},
+    {"GDR_IB_QP_DEPTH", Type::Int, "1024", "Send and receive queue depth of each QP."},
+    {"GDR_IB_MAX_WR", Type::Int, "128", "Data writes in flight per peer, at most."},
+    {"GDR_IB_TC", Type::Int, "0", "Traffic class (RoCE) of the verbs transport's QPs."},
+    {"GDR_IB_SL", Type::Int, "0", "Service level of the verbs transport's QPs."},
+    {"GDR_IB_TIMEOUT", Type::Int, "14", "Local ACK timeout exponent (4.096 us * 2^n) of the QPs."},
+    {"GDR_IB_RETRY_CNT", Type::Int, "7", "Transport retries before a QP reports the peer gone."},
+    {"GDR_IB_REG_CACHE", Type::Bool, "0",
+     "Keep send-buffer registrations after use (1: faster for reused buffers; unsafe if the program frees "
+     "and reallocates a buffer at the same address)."},
+    {"GDR_NET_GDR", Type::Int, "-1",
+     "GPU memory over the network: -1 auto (dma-buf, else nvidia-peermem, else staged), 0 always staged, "
+     "1 GPUDirect wherever the hardware allows."},
 };
 
 std::string envOrDefault(const Info& i) {

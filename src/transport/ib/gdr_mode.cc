@@ -1,0 +1,47 @@
+#include "transport/ib/gdr_mode.h"
+
+#include <unistd.h>
+
+#include "core/params.h"
+#include "transport/ib/ibv_api.h"
+
+namespace gdr::transport::ib {
+
+const char* gdrModeName(GdrMode m) {
+  switch (m) {
+    case GdrMode::DmaBuf: return "dma-buf";
+    case GdrMode::PeerMem: return "nvidia-peermem";
+    case GdrMode::Staged: return "staged through host memory";
+  }
+  return "?";
+}
+
+GdrDecision decideGdr(const GdrChecks& c) {
+  if (c.forced == 0) return {GdrMode::Staged, "GDR_NET_GDR=0"};
+  if (!c.cudaBuilt) return {GdrMode::Staged, "this build has no CUDA support"};
+  if (!c.gpuPresent) return {GdrMode::Staged, "no CUDA device is visible"};
+  if (!c.pathAllowed && c.forced != 1)
+    return {GdrMode::Staged, "the GPU-NIC path is beyond GDR_NET_GDR_LEVEL (GDR_NET_GDR=1 forces GPUDirect)"};
+  if (c.nicDmaBuf && c.gpuDmaBuf) return {GdrMode::DmaBuf, "GPU and libibverbs both support dma-buf"};
+  if (c.peerMemLoaded)
+    return {GdrMode::PeerMem, c.nicDmaBuf ? "the GPU driver lacks dma-buf; nvidia-peermem is loaded"
+                                          : "libibverbs lacks ibv_reg_dmabuf_mr; nvidia-peermem is loaded"};
+  return {GdrMode::Staged, c.forced == 1 ? "GDR_NET_GDR=1 but neither dma-buf nor nvidia-peermem is available"
+                                         : "neither dma-buf nor nvidia-peermem is available"};
+}
+
+GdrChecks probeGdrChecks() {
+  GdrChecks c;
+  c.cudaBuilt = GDR_HAVE_CUDA;
+  // CUDA device and dma-buf attribute queries belong with the CUDA build;
+  // this build only reports what it can see without CUDA.
+  c.gpuPresent = false;
+  const IbvApi* api = ibvApi();
+  c.nicDmaBuf = api && api->reg_dmabuf_mr;
+  c.peerMemLoaded = access("/sys/kernel/mm/memory_peers/nv_mem/version", F_OK) == 0 ||
+                    access("/sys/module/nvidia_peermem", F_OK) == 0;
+  c.forced = static_cast<int>(param::getInt("GDR_NET_GDR"));
+  return c;
+}
+
+}  // namespace gdr::transport::ib

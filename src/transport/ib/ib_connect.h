@@ -1,0 +1,22 @@
+// Set-up of the verbs transport for a communicator: turns the TCP endpoints
+// to other ranks into verbs endpoints where both ends have a usable device.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "bootstrap/bootstrap.h"
+#include "transport/transport.h"
+
+namespace gdr::transport::ib {
+
+// Collective over `boot` (every rank calls it with its own `remote` list,
+// which is symmetric). eps[r] for r in `remote` must be a connected TCP
+// endpoint; where rank r and this rank both have a usable device it is
+// replaced by an IbEndpoint that keeps the TCP one for abort notices and
+// peer-death detection. `forced` (GDR_TRANSPORT=ib): a rank without a
+// usable device throws instead of falling back.
+void upgradeEndpoints(boot::Bootstrap& boot, int rank, int size, const std::vector<int>& remote,
+                      std::vector<std::unique_ptr<Endpoint>>& eps, bool forced);
+
+}  // namespace gdr::transport::ib

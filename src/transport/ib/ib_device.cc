@@ -1,0 +1,134 @@
+#include "transport/ib/ib_device.h"
+
+#include <cstring>
+#include <fstream>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/params.h"
+
+namespace gdr::transport::ib {
+
+namespace {
+
+bool isV4Mapped(const ibv_gid& g) {
+  static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  return std::memcmp(g.raw, prefix, sizeof(prefix)) == 0;
+}
+
+std::string sysfsGidType(const std::string& dev, int port, int idx) {
+  std::ifstream f("/sys/class/infiniband/" + dev + "/ports/" + std::to_string(port) + "/gid_attrs/types/" +
+                  std::to_string(idx));
+  std::string s;
+  std::getline(f, s);
+  return s;
+}
+
+struct DeviceList {
+  const IbvApi* api;
+  ibv_device** list = nullptr;
+  int n = 0;
+  explicit DeviceList(const IbvApi* a) : api(a) { list = api->get_device_list(&n); }
+  ~DeviceList() {
+    if (list) api->free_device_list(list);
+  }
+};
+
+}  // namespace
+
+int pickRoceGid(int tableLen, const std::function<bool(int, ibv_gid*)>& query,
+                const std::function<std::string(int)>& typeOf) {
+  int fallback = -1;
+  for (int i = 0; i < tableLen; ++i) {
+    ibv_gid g{};
+    if (!query(i, &g) || !isV4Mapped(g)) continue;
+    std::string t = typeOf(i);
+    if (t == "RoCE v2") return i;
+    if (t.empty() && fallback < 0) fallback = i;  // type unknown: IPv4-mapped is still RoCEv2-shaped
+  }
+  return fallback;
+}
+
+bool IbDevice::usable(std::string* why) {
+  try {
+    open();
+    return true;
+  } catch (const Error& e) {
+    if (why) *why = e.what();
+    return false;
+  }
+}
+
+std::shared_ptr<IbDevice> IbDevice::open() {
+  std::string why;
+  const IbvApi* api = ibvApi(&why);
+  if (!api) throw NotSupported("RDMA unavailable: " + why);
+  DeviceList devs(api);
+  if (!devs.list || devs.n == 0) throw NotSupported("RDMA unavailable: libibverbs lists no devices");
+
+  std::string want = param::getString("GDR_IB_HCA");
+  int wantPort = 0;
+  if (auto c = want.find(':'); c != std::string::npos) {
+    wantPort = std::atoi(want.c_str() + c + 1);
+    want.resize(c);
+  }
+  std::shared_ptr<IbDevice> d(new IbDevice);
+  d->api_ = api;
+  for (int i = 0; i < devs.n && !d->ctx_; ++i) {
+    std::string name = api->get_device_name(devs.list[i]);
+    if (!want.empty() && name != want) continue;
+    ibv_context* ctx = api->open_device(devs.list[i]);
+    if (!ctx) continue;
+    ibv_device_attr da{};
+    if (api->query_device(ctx, &da) != 0) {
+      api->close_device(ctx);
+      continue;
+    }
+    for (int p = 1; p <= da.phys_port_cnt; ++p) {
+      if (wantPort && p != wantPort) continue;
+      ibv_port_attr pa{};
+      if (api->queryPort(ctx, static_cast<uint8_t>(p), &pa) != 0 || pa.state != IBV_PORT_ACTIVE) continue;
+      d->ctx_ = ctx;
+      d->name_ = name;
+      d->port_ = static_cast<uint8_t>(p);
+      d->lid_ = pa.lid;
+      d->mtu_ = pa.active_mtu;
+      d->roce_ = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
+      d->maxQpWr_ = da.max_qp_wr;
+      d->maxCqe_ = da.max_cqe;
+      int forced = static_cast<int>(param::getInt("GDR_IB_GID_INDEX"));
+      if (forced >= 0) {
+        d->gidIndex_ = forced;
+      } else if (d->roce_) {
+        d->gidIndex_ = pickRoceGid(
+            pa.gid_tbl_len, [&](int idx, ibv_gid* g) { return api->query_gid(ctx, d->port_, idx, g) == 0; },
+            [&](int idx) { return sysfsGidType(name, p, idx); });
+        if (d->gidIndex_ < 0)
+          throw NotSupported(strprintf("RDMA device %s port %d has no RoCEv2 IPv4 GID (set GDR_IB_GID_INDEX)",
+                                       name.c_str(), p));
+      }
+      if (api->query_gid(ctx, d->port_, d->gidIndex_, &d->gid_) != 0)
+        throw NotSupported(strprintf("RDMA device %s port %d: cannot read GID %d", name.c_str(), p, d->gidIndex_));
+      break;
+    }
+    if (!d->ctx_) api->close_device(ctx);
+  }
+  if (!d->ctx_)
+    throw NotSupported(want.empty() ? std::string("RDMA unavailable: no device has an active port")
+                                    : strprintf("RDMA device %s (GDR_IB_HCA) not found or its port is not active",
+                                                want.c_str()));
+  d->pd_ = api->alloc_pd(d->ctx_);
+  if (!d->pd_) throw SystemError(strprintf("ibv_alloc_pd on %s", d->name_.c_str()), errno);
+  const uint8_t* g = d->gid_.raw;
+  GDR_INFO(kNet, "RDMA device %s port %u: %s, GID[%d] %u.%u.%u.%u (last 4 bytes), MTU %d, LID %u", d->name_.c_str(),
+           d->port_, d->roce_ ? "RoCE" : "InfiniBand", d->gidIndex_, g[12], g[13], g[14], g[15],
+           128 << d->mtu_, d->lid_);
+  return d;
+}
+
+IbDevice::~IbDevice() {
+  if (pd_) api_->dealloc_pd(pd_);
+  if (ctx_) api_->close_device(ctx_);
+}
+
+}  // namespace gdr::transport::ib

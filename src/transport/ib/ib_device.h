@@ -1,0 +1,58 @@
+// One opened RDMA device and port: the context, protection domain, the GID
+// this rank uses (RoCEv2 IPv4-mapped found automatically, GDR_IB_GID_INDEX
+// overrides), LID and MTU. Shared by the endpoints of one communicator.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "transport/ib/ibv_api.h"
+
+namespace gdr::transport::ib {
+
+class IbDevice {
+ public:
+  // Opens GDR_IB_HCA ("name" or "name:port"), else the first device with an
+  // active port. Throws NotSupported with the reason when none is usable.
+  static std::shared_ptr<IbDevice> open();
+  // Whether open() would succeed, without throwing; `why` says why not.
+  static bool usable(std::string* why);
+  ~IbDevice();
+
+  const IbvApi& api() const { return *api_; }
+  ibv_context* ctx() const { return ctx_; }
+  ibv_pd* pd() const { return pd_; }
+  const std::string& name() const { return name_; }
+  uint8_t port() const { return port_; }
+  int gidIndex() const { return gidIndex_; }
+  const ibv_gid& gid() const { return gid_; }
+  uint16_t lid() const { return lid_; }
+  ibv_mtu mtu() const { return mtu_; }
+  bool roce() const { return roce_; }
+  int maxQpWr() const { return maxQpWr_; }
+  int maxCqe() const { return maxCqe_; }
+
+ private:
+  IbDevice() = default;
+  const IbvApi* api_ = nullptr;
+  ibv_context* ctx_ = nullptr;
+  ibv_pd* pd_ = nullptr;
+  std::string name_;
+  uint8_t port_ = 1;
+  int gidIndex_ = 0;
+  ibv_gid gid_{};
+  uint16_t lid_ = 0;
+  ibv_mtu mtu_ = IBV_MTU_1024;
+  bool roce_ = true;
+  int maxQpWr_ = 0;
+  int maxCqe_ = 0;
+};
+
+// Picks the GID index for RoCE: the first IPv4-mapped (::ffff:a.b.c.d) entry
+// whose type is RoCE v2 (types from sysfs; `typeOf` returns "" when unknown).
+// Returns -1 when there is none. Pure, for tests.
+int pickRoceGid(int tableLen, const std::function<bool(int, ibv_gid*)>& query,
+                const std::function<std::string(int)>& typeOf);
+
+}  // namespace gdr::transport::ib

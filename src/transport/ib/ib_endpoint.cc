@@ -1,0 +1,443 @@
+#include "transport/ib/ib_endpoint.h"
+
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "core/error.h"
+#include "core/log.h"
+
+namespace gdr::transport::ib {
+
+namespace {
+
+constexpr int kCreditSources = 16;
+constexpr int kMaxCreditsInFlight = 4;
+enum WrKind : uint64_t { kWrData = 0, kWrCredit = 1, kWrRecv = 2 };
+uint64_t wrId(WrKind k, uint64_t v) { return (v << 2) | k; }
+
+uint64_t mix(uint64_t x) {  // splitmix64 finaliser: spreads (peer, seq) evenly
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+void* pageAlloc(size_t bytes) {
+  void* p = nullptr;
+  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  if (posix_memalign(&p, page, (bytes + page - 1) / page * page) != 0) throw std::bad_alloc();
+  std::memset(p, 0, bytes);
+  return p;
+}
+
+const char* wcOpName(const ibv_wc& wc) {
+  switch (wc.wr_id & 3) {
+    case kWrData: return "RDMA WRITE WITH IMM (data chunk)";
+    case kWrCredit: return "RDMA WRITE (credit)";
+    default: return "RECV (write-with-imm landing)";
+  }
+}
+
+}  // namespace
+
+struct IbEndpoint::Ctrl {
+  alignas(64) volatile uint64_t credit;  // chunks the peer has consumed (peer writes it)
+  alignas(64) uint64_t creditSrc[kCreditSources];
+  ChunkHdr hdrs[1];  // nSlots of them (allocated beyond the struct)
+};
+
+IbEndpoint::IbEndpoint(std::shared_ptr<IbDevice> dev, const IbEndpointConfig& cfg)
+    : dev_(std::move(dev)), cfg_(cfg), policy_(cfg.chunkFixed), t0_(std::chrono::steady_clock::now()) {
+  const IbvApi& api = dev_->api();
+  if (cfg_.nQps < 1 || cfg_.nQps > kMaxQpsPerPeer)
+    throw InvalidArgument(strprintf("GDR_IB_QPS_PER_PEER=%d must be in [1, %d]", cfg_.nQps, kMaxQpsPerPeer));
+  if (cfg_.nSlots < 2 || (cfg_.nSlots & (cfg_.nSlots - 1)))
+    throw InvalidArgument(strprintf("GDR_IB_SLOTS=%u must be a power of two >= 2", cfg_.nSlots));
+  ibv_pd* pd = dev_->pd();
+  regs_ = std::make_unique<RegCache>(
+      [pd, &api, this](uintptr_t base, size_t len) {
+        ibv_mr* mr = api.reg_mr(pd, reinterpret_cast<void*>(base), len, IBV_ACCESS_LOCAL_WRITE);
+        if (!mr) mr = api.reg_mr(pd, reinterpret_cast<void*>(base), len, 0);  // read-only memory
+        if (!mr)
+          throw SystemError(strprintf("ibv_reg_mr of %zu bytes at %p for sends to rank %d on %s", len,
+                                      reinterpret_cast<void*>(base), cfg_.peerRank, dev_->name().c_str()),
+                            errno);
+        return Registration{mr, mr->lkey, mr->rkey};
+      },
+      [&api](const Registration& r) { api.dereg_mr(static_cast<ibv_mr*>(r.handle)); },
+      static_cast<size_t>(sysconf(_SC_PAGESIZE)), cfg_.keepRegistrations);
+
+  slotStride_ = sizeof(ChunkHdr) + std::max(ChunkPolicy::kMax, policy_.chunk());
+  slots_ = static_cast<char*>(pageAlloc(slotStride_ * cfg_.nSlots));
+  ctrl_ = static_cast<Ctrl*>(pageAlloc(sizeof(Ctrl) + sizeof(ChunkHdr) * cfg_.nSlots));
+  const int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  slotsMr_ = api.reg_mr(pd, slots_, slotStride_ * cfg_.nSlots, rw);
+  if (!slotsMr_) throw SystemError(strprintf("ibv_reg_mr of receive slots on %s", dev_->name().c_str()), errno);
+  ctrlMr_ = api.reg_mr(pd, ctrl_, sizeof(Ctrl) + sizeof(ChunkHdr) * cfg_.nSlots, rw);
+  if (!ctrlMr_) throw SystemError(strprintf("ibv_reg_mr of the control block on %s", dev_->name().c_str()), errno);
+
+  sqCap_ = std::min(cfg_.qpDepth, dev_->maxQpWr() > 0 ? dev_->maxQpWr() : cfg_.qpDepth);
+  int cqe = cfg_.nQps * 2 * sqCap_;
+  if (dev_->maxCqe() > 0) cqe = std::min(cqe, dev_->maxCqe());
+  cq_ = api.create_cq(dev_->ctx(), cqe, nullptr, nullptr, 0);
+  if (!cq_) throw SystemError(strprintf("ibv_create_cq(%d) on %s", cqe, dev_->name().c_str()), errno);
+  std::random_device rd;
+  for (int q = 0; q < cfg_.nQps; ++q) {
+    ibv_qp_init_attr ia{};
+    ia.send_cq = cq_;
+    ia.recv_cq = cq_;
+    ia.qp_type = IBV_QPT_RC;
+    ia.cap.max_send_wr = static_cast<uint32_t>(sqCap_);
+    ia.cap.max_recv_wr = static_cast<uint32_t>(sqCap_);
+    ia.cap.max_send_sge = 2;
+    ia.cap.max_recv_sge = 1;
+    ibv_qp* qp = api.create_qp(pd, &ia);
+    if (!qp) throw SystemError(strprintf("ibv_create_qp (RC, depth %d) on %s", sqCap_, dev_->name().c_str()), errno);
+    qps_.push_back(qp);
+    ibv_qp_attr a{};
+    a.qp_state = IBV_QPS_INIT;
+    a.pkey_index = 0;
+    a.port_num = dev_->port();
+    a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+    if (int e = api.modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+      throw SystemError(strprintf("ibv_modify_qp(INIT) of QP %u to rank %d", qp->qp_num, cfg_.peerRank), e);
+    psn_.push_back(rd() & 0xffffff);
+  }
+  sqUsed_.assign(cfg_.nQps, 0);
+  track_.resize(cfg_.nSlots);
+  arrived_.assign(cfg_.nSlots, 0);
+  stats_.chunksPerQp.assign(cfg_.nQps, 0);
+}
+
+IbEndpoint::~IbEndpoint() {
+  const IbvApi& api = dev_->api();
+  for (ibv_qp* qp : qps_) api.destroy_qp(qp);
+  pend_.clear();
+  regs_.reset();
+  if (cq_) api.destroy_cq(cq_);
+  if (slotsMr_) api.dereg_mr(slotsMr_);
+  if (ctrlMr_) api.dereg_mr(ctrlMr_);
+  std::free(slots_);
+  std::free(ctrl_);
+}
+
+IbConnInfo IbEndpoint::localInfo() const {
+  IbConnInfo c{};
+  std::memcpy(c.gid, dev_->gid().raw, sizeof(c.gid));
+  c.lid = dev_->lid();
+  c.mtu = static_cast<uint8_t>(dev_->mtu());
+  c.nQps = static_cast<uint8_t>(cfg_.nQps);
+  c.nSlots = cfg_.nSlots;
+  c.slotStride = slotStride_;
+  c.slotsAddr = reinterpret_cast<uintptr_t>(slots_);
+  c.creditAddr = reinterpret_cast<uintptr_t>(&ctrl_->credit);
+  c.slotsRkey = slotsMr_->rkey;
+  c.creditRkey = ctrlMr_->rkey;
+  for (int q = 0; q < cfg_.nQps; ++q) {
+    c.qpn[q] = qps_[q]->qp_num;
+    c.psn[q] = psn_[q];
+  }
+  return c;
+}
+
+void IbEndpoint::connect(const IbConnInfo& r, std::unique_ptr<Endpoint> side) {
+  const IbvApi& api = dev_->api();
+  if (r.nQps != cfg_.nQps || r.nSlots != cfg_.nSlots || r.slotStride != slotStride_)
+    throw InvalidUsage(strprintf("rank %d set up its verbs connection differently (%d QPs, %u slots of %llu bytes; "
+                                 "this rank: %d, %u, %zu): use the same GDR_IB_* settings on every rank",
+                                 cfg_.peerRank, r.nQps, r.nSlots, (unsigned long long)r.slotStride, cfg_.nQps,
+                                 cfg_.nSlots, slotStride_));
+  remote_ = r;
+  side_ = std::move(side);
+  const ibv_mtu mtu = std::min(dev_->mtu(), static_cast<ibv_mtu>(r.mtu));
+  for (int q = 0; q < cfg_.nQps; ++q) {
+    ibv_qp_attr a{};
+    a.qp_state = IBV_QPS_RTR;
+    a.path_mtu = mtu;
+    a.dest_qp_num = r.qpn[q];
+    a.rq_psn = r.psn[q];
+    a.max_dest_rd_atomic = 1;
+    a.min_rnr_timer = 12;
+    a.ah_attr.port_num = dev_->port();
+    a.ah_attr.sl = static_cast<uint8_t>(cfg_.serviceLevel);
+    if (dev_->roce()) {
+      a.ah_attr.is_global = 1;
+      std::memcpy(a.ah_attr.grh.dgid.raw, r.gid, 16);
+      a.ah_attr.grh.sgid_index = static_cast<uint8_t>(dev_->gidIndex());
+      a.ah_attr.grh.hop_limit = 255;
+      a.ah_attr.grh.traffic_class = static_cast<uint8_t>(cfg_.trafficClass);
+    } else {
+      a.ah_attr.dlid = r.lid;
+    }
+    if (int e = api.modify_qp(qps_[q], &a,
+                              IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                                  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+      throw SystemError(strprintf("ibv_modify_qp(RTR) of QP %u to rank %d (remote QP %u) on %s", qps_[q]->qp_num,
+                                  cfg_.peerRank, r.qpn[q], dev_->name().c_str()),
+                        e);
+    ibv_qp_attr s{};
+    s.qp_state = IBV_QPS_RTS;
+    s.sq_psn = psn_[q];
+    s.timeout = static_cast<uint8_t>(cfg_.timeout);
+    s.retry_cnt = static_cast<uint8_t>(cfg_.retryCnt);
+    s.rnr_retry = 7;
+    s.max_rd_atomic = 1;
+    if (int e = api.modify_qp(qps_[q], &s,
+                              IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                                  IBV_QP_MAX_QP_RD_ATOMIC))
+      throw SystemError(strprintf("ibv_modify_qp(RTS) of QP %u to rank %d", qps_[q]->qp_num, cfg_.peerRank), e);
+    // Enough landing receives for every slot on any one QP, plus slack.
+    for (uint32_t i = 0; i < cfg_.nSlots + 2; ++i) postRecvWr(q);
+  }
+  connected_ = true;
+  GDR_INFO(kNet, "rank %d -> rank %d: ib on %s, %d QP(s) (first %u -> %u), %u slots of %zu bytes, chunk %s %zu",
+           cfg_.myRank, cfg_.peerRank, dev_->name().c_str(), cfg_.nQps, qps_[0]->qp_num, r.qpn[0], cfg_.nSlots,
+           slotStride_ - sizeof(ChunkHdr), policy_.adaptive() ? "adaptive from" : "fixed", policy_.chunk());
+}
+
+void IbEndpoint::postRecvWr(int q) {
+  ibv_recv_wr wr{};
+  ibv_recv_wr* bad = nullptr;
+  wr.wr_id = wrId(kWrRecv, static_cast<uint64_t>(q));
+  wr.num_sge = 0;  // write-with-imm lands in the slot; the receive carries only the immediate
+  if (int e = ibv_post_recv(qps_[q], &wr, &bad)) failPost("ibv_post_recv", q, e);
+}
+
+int IbEndpoint::qpIndex(uint32_t qpn) const {
+  for (size_t q = 0; q < qps_.size(); ++q)
+    if (qps_[q]->qp_num == qpn) return static_cast<int>(q);
+  return -1;
+}
+
+double IbEndpoint::nowUs() const {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0_).count();
+}
+
+void IbEndpoint::failPost(const char* what, int q, int err) {
+  throw RemoteError(strprintf("%s on QP %u (%d of %d) to rank %d failed on %s: %s", what, qps_[q]->qp_num, q + 1,
+                              cfg_.nQps, cfg_.peerRank, dev_->name().c_str(), std::strerror(err)));
+}
+
+void IbEndpoint::failWc(const ibv_wc& wc) {
+  int q = qpIndex(wc.qp_num);
+  throw RemoteError(strprintf(
+      "RDMA to rank %d failed: %s on QP %u (%d of %d, device %s) completed with status %s (%d, vendor error %#x)%s",
+      cfg_.peerRank, wcOpName(wc), wc.qp_num, q + 1, cfg_.nQps, dev_->name().c_str(),
+      dev_->api().wc_status_str(wc.status), static_cast<int>(wc.status), wc.vendor_err,
+      wc.status == IBV_WC_RETRY_EXC_ERR ? ": the peer stopped answering (did it exit or die?)" : ""));
+}
+
+void IbEndpoint::postSend(SendOp* op) { sends_.push_back(op); }
+
+bool IbEndpoint::progress() {
+  if (!connected_) return false;
+  bool moved = pollCq();
+  if (!recvs_.empty()) moved |= consumeChunks();
+  if (!sends_.empty()) moved |= postChunks();
+  if (creditPosted_ != rseq_) postCredit();
+  return moved;
+}
+
+bool IbEndpoint::pollCq() {
+  ibv_wc wcs[32];
+  bool moved = false;
+  for (;;) {
+    int n = ibv_poll_cq(cq_, 32, wcs);
+    if (n < 0) throw RemoteError(strprintf("ibv_poll_cq for rank %d failed on %s", cfg_.peerRank, dev_->name().c_str()));
+    if (n == 0) break;
+    moved = true;
+    for (int i = 0; i < n; ++i) {
+      const ibv_wc& wc = wcs[i];
+      if (wc.status != IBV_WC_SUCCESS) failWc(wc);
+      const uint64_t kind = wc.wr_id & 3, v = wc.wr_id >> 2;
+      if (kind == kWrRecv) {
+        uint32_t imm = ntohl(wc.imm_data);
+        // The chunk's full sequence: the one within nSlots of rseq_ whose low 32 bits match.
+        uint64_t seq = rseq_ + static_cast<uint32_t>(imm - static_cast<uint32_t>(rseq_));
+        if (seq - rseq_ >= cfg_.nSlots)
+          throw RemoteError(strprintf("rank %d wrote chunk %u outside the credit window (expected %llu..%llu) on QP %u",
+                                      cfg_.peerRank, imm, (unsigned long long)rseq_,
+                                      (unsigned long long)(rseq_ + cfg_.nSlots - 1), wc.qp_num));
+        arrived_[seq % cfg_.nSlots] = 1;
+        postRecvWr(static_cast<int>(v));
+        continue;
+      }
+      int q = qpIndex(wc.qp_num);
+      if (q >= 0) --sqUsed_[q];
+      if (kind == kWrCredit) {
+        --creditsInFlight_;
+        continue;
+      }
+      // A data chunk is acknowledged: its message may be done.
+      ChunkTrack& t = track_[v % cfg_.nSlots];
+      policy_.onComplete(t.bytes, nowUs(), t.occupancy);
+      --dataInFlight_;
+      if (!pend_.empty()) {
+        uint64_t idx = t.pendingId - pend_.front().id;
+        if (idx < pend_.size()) --pend_[idx].wrsLeft;
+      }
+    }
+  }
+  while (!pend_.empty() && pend_.front().allPosted && pend_.front().wrsLeft == 0) {
+    if (pend_.front().reg) regs_->release(pend_.front().reg);
+    pend_.front().op->complete = true;
+    pend_.pop_front();
+  }
+  return moved;
+}
+
+bool IbEndpoint::postChunks() {
+  bool moved = false;
+  const uint64_t consumed = ctrl_->credit;  // written by the peer's credit RDMA writes
+  std::atomic_thread_fence(std::memory_order_acquire);
+  while (!sends_.empty()) {
+    SendOp* op = sends_.front();
+    if (op->sent == 0 && (pend_.empty() || pend_.back().op != op)) {
+      PendingSend p{op, nextPendId_++};
+      if (op->bytes) p.reg = regs_->acquire(op->data, op->bytes);
+      pend_.push_back(p);
+    }
+    PendingSend& p = pend_.back();
+    const uint64_t inWindow = sseq_ - consumed;
+    if (inWindow >= cfg_.nSlots || dataInFlight_ >= cfg_.maxWr) break;  // wait for credits
+    const int q = static_cast<int>(mix((static_cast<uint64_t>(cfg_.peerRank) << 40) ^ sseq_) % cfg_.nQps);
+    if (sqUsed_[q] >= sqCap_) break;
+    const size_t len = std::min(policy_.chunk(), op->bytes - op->sent);
+    const uint32_t slot = static_cast<uint32_t>(sseq_ % cfg_.nSlots);
+    ChunkHdr& h = ctrl_->hdrs[slot];
+    h.magic = kChunkMagic;
+    h.len = static_cast<uint32_t>(len);
+    h.sig = op->sig;
+    h.msgBytes = op->bytes;
+    h.offset = op->sent;
+    ibv_sge sge[2];
+    sge[0] = {reinterpret_cast<uintptr_t>(&h), sizeof(ChunkHdr), ctrlMr_->lkey};
+    int nsge = 1;
+    if (len) sge[nsge++] = {reinterpret_cast<uintptr_t>(op->data) + op->sent, static_cast<uint32_t>(len), p.reg->reg.lkey};
+    ibv_send_wr wr{};
+    ibv_send_wr* bad = nullptr;
+    wr.wr_id = wrId(kWrData, sseq_);
+    wr.sg_list = sge;
+    wr.num_sge = nsge;
+    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.imm_data = htonl(static_cast<uint32_t>(sseq_));
+    wr.wr.rdma.remote_addr = remote_.slotsAddr + slot * remote_.slotStride;
+    wr.wr.rdma.rkey = remote_.slotsRkey;
+    if (int e = ibv_post_send(qps_[q], &wr, &bad)) failPost("ibv_post_send (RDMA WRITE WITH IMM)", q, e);
+    track_[slot] = ChunkTrack{p.id, len, static_cast<double>(inWindow + 1) / cfg_.nSlots};
+    ++sqUsed_[q];
+    ++dataInFlight_;
+    ++stats_.chunksSent;
+    ++stats_.chunksPerQp[q];
+    ++p.wrsLeft;
+    ++sseq_;
+    op->sent += len;
+    moved = true;
+    if (op->sent == op->bytes) {
+      p.allPosted = true;
+      sends_.pop_front();
+    }
+  }
+  return moved;
+}
+
+bool IbEndpoint::consumeChunks() {
+  bool moved = false;
+  while (!recvs_.empty()) {
+    const uint32_t slot = static_cast<uint32_t>(rseq_ % cfg_.nSlots);
+    if (!arrived_[slot]) break;
+    std::atomic_thread_fence(std::memory_order_acquire);
+    RecvOp* op = recvs_.front();
+    const char* base = slots_ + slot * slotStride_;
+    const ChunkHdr* h = reinterpret_cast<const ChunkHdr*>(base);
+    if (h->magic != kChunkMagic || h->len > slotStride_ - sizeof(ChunkHdr))
+      throw RemoteError(strprintf("rank %d wrote a malformed chunk header (magic %#x, %u bytes) into slot %u",
+                                  cfg_.peerRank, h->magic, h->len, slot));
+    if (h->sig != op->sig)
+      throw InvalidUsage(strprintf("mismatched operations: rank %d sent %s but this rank expects %s", cfg_.peerRank,
+                                   describe(h->sig).c_str(), describe(op->sig).c_str()));
+    if (h->msgBytes != op->bytes || h->offset != op->received || h->len > op->bytes - op->received)
+      throw InvalidUsage(strprintf("mismatched message size: rank %d sent %llu bytes for %s, this rank expects %zu",
+                                   cfg_.peerRank, (unsigned long long)h->msgBytes, describe(op->sig).c_str(),
+                                   op->bytes));
+    const char* payload = base + sizeof(ChunkHdr);
+    char* dst = static_cast<char*>(op->dst) + op->received;
+    if (op->fn) {
+      if (h->len % op->elemBytes)
+        throw InternalError(strprintf("chunk of %u bytes from rank %d splits an element of %zu bytes", h->len,
+                                      cfg_.peerRank, op->elemBytes));
+      op->fn(dst, static_cast<const char*>(op->reduceSrc) + op->received, payload, h->len / op->elemBytes);
+    } else if (h->len) {
+      std::memcpy(dst, payload, h->len);
+    }
+    op->received += h->len;
+    arrived_[slot] = 0;
+    ++rseq_;
+    ++stats_.chunksReceived;
+    moved = true;
+    if (op->received == op->bytes) {
+      op->complete = true;
+      recvs_.pop_front();
+    }
+  }
+  return moved;
+}
+
+void IbEndpoint::postCredit() {
+  if (creditsInFlight_ >= kMaxCreditsInFlight || sqUsed_[0] >= sqCap_) return;
+  // Each in-flight credit write reads its own source word, so a later update
+  // never changes the bytes of one still being sent.
+  uint64_t& src = ctrl_->creditSrc[creditSlot_++ % kCreditSources];
+  src = rseq_;
+  ibv_sge sge{reinterpret_cast<uintptr_t>(&src), sizeof(uint64_t), ctrlMr_->lkey};
+  ibv_send_wr wr{};
+  ibv_send_wr* bad = nullptr;
+  wr.wr_id = wrId(kWrCredit, rseq_);
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = remote_.creditAddr;
+  wr.wr.rdma.rkey = remote_.creditRkey;
+  if (int e = ibv_post_send(qps_[0], &wr, &bad)) failPost("ibv_post_send (credit RDMA WRITE)", 0, e);
+  ++sqUsed_[0];
+  ++creditsInFlight_;
+  ++stats_.creditWrites;
+  creditPosted_ = rseq_;
+}
+
+void IbEndpoint::checkPeer() {
+  if (side_) side_->checkPeer();
+  if (connected_) pollCq();  // surfaces error completions even while nothing is posted
+}
+
+void IbEndpoint::sendAbort(gdrResult_t code, const std::string& reason) noexcept {
+  if (side_) side_->sendAbort(code, reason);
+}
+
+void IbEndpoint::reset() noexcept {
+  sends_.clear();
+  recvs_.clear();
+  for (auto& p : pend_)
+    if (p.reg) regs_->release(p.reg);
+  pend_.clear();
+  if (side_) side_->reset();
+}
+
+IbStats IbEndpoint::stats() const {
+  IbStats s = stats_;
+  s.chunkBytes = policy_.chunk();
+  s.chunkChanges = policy_.changes();
+  s.reg = regs_->stats();
+  return s;
+}
+
+}  // namespace gdr::transport::ib

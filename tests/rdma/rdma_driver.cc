@@ -1,0 +1,360 @@
+// gdr-rdma-test: one rank of a multi-process test over the public API,
+// bootstrapped by TCP (no MPI: it runs inside the Soft-RoCE VM). Every rank
+// runs the same binary; run_ranks.sh starts them.
+//
+//   GDR_TEST_RANK, GDR_TEST_NRANKS   this rank and the world size
+//   GDR_TEST_ID_FILE                 rank 0 writes the unique id there, others read it
+//   GDR_TEST_EXPECT_TRANSPORT        fail unless every peer uses this transport
+//
+// Modes: colls (every collective and send/recv, data checked element by
+// element, fresh random inputs, outputs poisoned), regcache (send-buffer
+// registration reuse and invalidation), kill (the last rank kills itself in
+// the middle of a large all-reduce; the others must fail in time, clearly).
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "comm/comm.h"
+#include "gdrcoll.h"
+#if GDR_HAVE_IB
+#include "transport/ib/ib_endpoint.h"
+#endif
+
+namespace {
+
+int gRank = 0, gSize = 1;
+int gFailures = 0;
+
+#define CHECK_OK(call)                                                                             \
+  do {                                                                                             \
+    gdrResult_t r_ = (call);                                                                       \
+    if (r_ != gdrSuccess) {                                                                        \
+      std::fprintf(stderr, "[rank %d] %s failed: %s: %s\n", gRank, #call, gdrGetErrorString(r_), \
+                   gdrGetLastError(comm));                                                         \
+      std::exit(2);                                                                                \
+    }                                                                                              \
+  } while (0)
+
+int envInt(const char* n, int d) {
+  const char* v = std::getenv(n);
+  return v ? std::atoi(v) : d;
+}
+
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+uint64_t gSeed = 0;
+// The value rank r contributes at index i of test t: small integers, so sums
+// are exact in every type.
+template <typename T>
+T val(int t, int r, size_t i) {
+  uint64_t h = mix(gSeed ^ (static_cast<uint64_t>(t) << 48) ^ (static_cast<uint64_t>(r) << 40) ^ i);
+  return static_cast<T>(static_cast<int>(h % 61) - 30 + (std::is_unsigned<T>::value ? 30 : 0));
+}
+
+template <typename T>
+bool expectEq(const char* what, const std::vector<T>& got, const std::vector<T>& want) {
+  for (size_t i = 0; i < want.size(); ++i)
+    if (!(got[i] == want[i])) {
+      std::fprintf(stderr, "[rank %d] %s: element %zu of %zu is %g, expected %g\n", gRank, what, i, want.size(),
+                   static_cast<double>(got[i]), static_cast<double>(want[i]));
+      ++gFailures;
+      return false;
+    }
+  return true;
+}
+
+template <typename T>
+T poison() {
+  return static_cast<T>(std::is_floating_point<T>::value ? -12345 : 0x5A);
+}
+
+template <typename T>
+void testAllReduce(gdrComm_t comm, gdrDataType_t dt, gdrRedOp_t op, size_t n, int t, bool inPlace) {
+  std::vector<T> in(n), out(n, poison<T>()), want(n);
+  for (size_t i = 0; i < n; ++i) {
+    in[i] = val<T>(t, gRank, i);
+    T acc = val<T>(t, 0, i);
+    for (int r = 1; r < gSize; ++r) {
+      T v = val<T>(t, r, i);
+      acc = op == gdrSum ? static_cast<T>(acc + v) : op == gdrMax ? std::max(acc, v) : std::min(acc, v);
+    }
+    want[i] = acc;
+  }
+  if (inPlace) {
+    out = in;
+    CHECK_OK(gdrAllReduce(GDR_IN_PLACE, out.data(), n, dt, op, comm, nullptr));
+  } else {
+    CHECK_OK(gdrAllReduce(in.data(), out.data(), n, dt, op, comm, nullptr));
+  }
+  char what[96];
+  std::snprintf(what, sizeof(what), "allreduce(n=%zu, type %d, op %d%s)", n, dt, op, inPlace ? ", in place" : "");
+  expectEq(what, out, want);
+}
+
+template <typename T>
+void testBcast(gdrComm_t comm, gdrDataType_t dt, size_t n, int root, int t) {
+  std::vector<T> buf(n, poison<T>()), want(n);
+  for (size_t i = 0; i < n; ++i) want[i] = val<T>(t, root, i);
+  if (gRank == root) buf = want;
+  CHECK_OK(gdrBroadcast(buf.data(), n, dt, root, comm, nullptr));
+  char what[64];
+  std::snprintf(what, sizeof(what), "bcast(n=%zu, root %d)", n, root);
+  expectEq(what, buf, want);
+}
+
+template <typename T>
+void testAllGather(gdrComm_t comm, gdrDataType_t dt, size_t n, int t) {
+  std::vector<T> in(n), out(n * gSize, poison<T>()), want(n * gSize);
+  for (size_t i = 0; i < n; ++i) in[i] = val<T>(t, gRank, i);
+  for (int r = 0; r < gSize; ++r)
+    for (size_t i = 0; i < n; ++i) want[r * n + i] = val<T>(t, r, i);
+  CHECK_OK(gdrAllGather(in.data(), n, out.data(), dt, comm, nullptr));
+  char what[64];
+  std::snprintf(what, sizeof(what), "allgather(n=%zu)", n);
+  expectEq(what, out, want);
+}
+
+template <typename T>
+void testAllToAll(gdrComm_t comm, gdrDataType_t dt, size_t n, int t) {
+  // Block d of rank s's input goes to rank d's block s: value tagged by (s, d).
+  std::vector<T> in(n * gSize), out(n * gSize, poison<T>()), want(n * gSize);
+  for (int d = 0; d < gSize; ++d)
+    for (size_t i = 0; i < n; ++i) in[d * n + i] = val<T>(t + d, gRank, i);
+  for (int s = 0; s < gSize; ++s)
+    for (size_t i = 0; i < n; ++i) want[s * n + i] = val<T>(t + gRank, s, i);
+  CHECK_OK(gdrAllToAll(in.data(), n, out.data(), dt, comm, nullptr));
+  char what[64];
+  std::snprintf(what, sizeof(what), "alltoall(n=%zu)", n);
+  expectEq(what, out, want);
+}
+
+void testSendRecv(gdrComm_t comm, size_t n, int t) {
+  // A ring shift: every rank sends to the next and receives from the previous.
+  int next = (gRank + 1) % gSize, prev = (gRank + gSize - 1) % gSize;
+  std::vector<int64_t> in(n), out(n, poison<int64_t>()), want(n);
+  for (size_t i = 0; i < n; ++i) {
+    in[i] = val<int64_t>(t, gRank, i) * 1000003 + static_cast<int64_t>(i);
+    want[i] = val<int64_t>(t, prev, i) * 1000003 + static_cast<int64_t>(i);
+  }
+  CHECK_OK(gdrGroupStart());
+  CHECK_OK(gdrSend(in.data(), n, gdrInt64, next, comm, nullptr));
+  CHECK_OK(gdrRecv(out.data(), n, gdrInt64, prev, comm, nullptr));
+  CHECK_OK(gdrGroupEnd());
+  char what[64];
+  std::snprintf(what, sizeof(what), "send/recv ring shift(n=%zu)", n);
+  expectEq(what, out, want);
+}
+
+void checkTransport(gdrComm_t comm) {
+  auto* c = static_cast<gdr::Communicator*>(comm);
+  const char* want = std::getenv("GDR_TEST_EXPECT_TRANSPORT");
+  for (int p = 0; p < gSize; ++p) {
+    if (p == gRank) continue;
+    std::string name = c->transportTo(p);
+    std::printf("[rank %d] peer %d: transport %s\n", gRank, p, name.c_str());
+    if (want && name != want) {
+      std::fprintf(stderr, "[rank %d] peer %d uses %s, expected %s\n", gRank, p, name.c_str(), want);
+      ++gFailures;
+    }
+  }
+}
+
+void reportIb(gdrComm_t comm) {
+#if GDR_HAVE_IB
+  auto* c = static_cast<gdr::Communicator*>(comm);
+  for (int p = 0; p < gSize; ++p) {
+    auto* ep = p == gRank ? nullptr : dynamic_cast<gdr::transport::ib::IbEndpoint*>(c->endpoint(p));
+    if (!ep) continue;
+    auto s = ep->stats();
+    std::string perQp;
+    for (auto n : s.chunksPerQp) perQp += " " + std::to_string(n);
+    std::printf("[rank %d] ib to %d: %" PRIu64 " chunks sent (per QP:%s), %" PRIu64 " received, %" PRIu64
+                " credit writes, chunk now %zu (%d changes), registrations %" PRIu64 " hits %" PRIu64 " misses\n",
+                gRank, p, s.chunksSent, perQp.c_str(), s.chunksReceived, s.creditWrites, s.chunkBytes,
+                s.chunkChanges, s.reg.hits, s.reg.misses);
+    // Several QPs: every one of them must have carried chunks.
+    if (s.chunksSent >= 64)
+      for (size_t q = 0; q < s.chunksPerQp.size(); ++q)
+        if (s.chunksPerQp[q] == 0) {
+          std::fprintf(stderr, "[rank %d] QP %zu to rank %d carried no chunk\n", gRank, q, p);
+          ++gFailures;
+        }
+    if (int fixed = envInt("GDR_IB_CHUNK", 0); fixed && s.chunkBytes != static_cast<size_t>(fixed)) {
+      std::fprintf(stderr, "[rank %d] chunk is %zu, GDR_IB_CHUNK=%d\n", gRank, s.chunkBytes, fixed);
+      ++gFailures;
+    }
+  }
+#else
+  (void)comm;
+#endif
+}
+
+void runColls(gdrComm_t comm) {
+  const size_t sizes[] = {0, 1, 7, 1024, 4099, 65536 + 3, 300001};
+  int t = 0;
+  for (size_t n : sizes) {
+    testAllReduce<int32_t>(comm, gdrInt32, gdrSum, n, ++t, false);
+    testAllReduce<float>(comm, gdrFloat32, gdrSum, n, ++t, n % 2 == 1);
+    testAllReduce<double>(comm, gdrFloat64, gdrMax, n, ++t, false);
+    testAllReduce<int64_t>(comm, gdrInt64, gdrMin, n, ++t, false);
+    testAllReduce<uint8_t>(comm, gdrUint8, gdrSum, n, ++t, false);
+    for (int root = 0; root < gSize; ++root) testBcast<int32_t>(comm, gdrInt32, n, root, ++t);
+    testAllGather<float>(comm, gdrFloat32, n, ++t);
+    testAllToAll<int32_t>(comm, gdrInt32, n, (t += gSize + 1));
+    testSendRecv(comm, n, ++t);
+  }
+  std::printf("[rank %d] colls: %d sizes x (allreduce x5 types, bcast x%d roots, allgather, alltoall, send/recv)\n",
+              gRank, (int)(sizeof(sizes) / sizeof(sizes[0])), gSize);
+  reportIb(comm);
+}
+
+void runRegCache(gdrComm_t comm) {
+#if GDR_HAVE_IB
+  // One long-lived buffer sent again and again: registered once.
+  const size_t n = 200000;
+  std::vector<int32_t> buf(n), out(n);
+  auto* c = static_cast<gdr::Communicator*>(comm);
+  int peer = gRank ^ 1;
+  if (peer >= gSize) return;
+  auto* ep = dynamic_cast<gdr::transport::ib::IbEndpoint*>(c->endpoint(peer));
+  if (!ep) {
+    std::fprintf(stderr, "[rank %d] regcache: peer %d is not on ib\n", gRank, peer);
+    ++gFailures;
+    return;
+  }
+  auto before = ep->stats().reg;
+  const int iters = 10;
+  for (int it = 0; it < iters; ++it) {
+    for (size_t i = 0; i < n; ++i) buf[i] = val<int32_t>(it, gRank, i);
+    CHECK_OK(gdrGroupStart());
+    CHECK_OK(gdrSend(buf.data(), n, gdrInt32, peer, comm, nullptr));
+    CHECK_OK(gdrRecv(out.data(), n, gdrInt32, peer, comm, nullptr));
+    CHECK_OK(gdrGroupEnd());
+    std::vector<int32_t> want(n);
+    for (size_t i = 0; i < n; ++i) want[i] = val<int32_t>(it, peer, i);
+    expectEq("regcache send/recv", out, want);
+  }
+  auto after = ep->stats().reg;
+  uint64_t hits = after.hits - before.hits, misses = after.misses - before.misses;
+  std::printf("[rank %d] regcache: %d sends of one buffer: %" PRIu64 " hits, %" PRIu64 " misses\n", gRank, iters,
+              hits, misses);
+  if (misses != 1 || hits != iters - 1) {
+    std::fprintf(stderr, "[rank %d] regcache: expected 1 miss and %d hits\n", gRank, iters - 1);
+    ++gFailures;
+  }
+  // Invalidation: the next send registers again.
+  ep->regCache().invalidate(buf.data(), n * sizeof(int32_t));
+  CHECK_OK(gdrGroupStart());
+  CHECK_OK(gdrSend(buf.data(), n, gdrInt32, peer, comm, nullptr));
+  CHECK_OK(gdrRecv(out.data(), n, gdrInt32, peer, comm, nullptr));
+  CHECK_OK(gdrGroupEnd());
+  if (ep->stats().reg.misses != after.misses + 1) {
+    std::fprintf(stderr, "[rank %d] regcache: a send after invalidate() did not register again\n", gRank);
+    ++gFailures;
+  }
+#else
+  (void)comm;
+#endif
+}
+
+int runKill(gdrComm_t comm) {
+  const size_t n = 4 << 20;  // 16 MiB of int32: takes far longer than the killer's delay in the VM
+  std::vector<int32_t> in(n, 1), out(n);
+  CHECK_OK(gdrAllReduce(in.data(), out.data(), 1024, gdrInt32, gdrSum, comm, nullptr));
+  if (gRank == gSize - 1) {
+    std::thread([] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(envInt("GDR_TEST_KILL_AFTER_MS", 300)));
+      std::printf("[rank %d] killing myself mid-operation\n", gRank);
+      std::fflush(stdout);
+      raise(SIGKILL);
+    }).detach();
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  gdrResult_t r = gdrSuccess;
+  for (int i = 0; i < 50 && r == gdrSuccess; ++i)
+    r = gdrAllReduce(in.data(), out.data(), n, gdrInt32, gdrSum, comm, nullptr);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (r == gdrSuccess) {
+    std::fprintf(stderr, "[rank %d] kill: 50 all-reduces succeeded although rank %d was killed\n", gRank, gSize - 1);
+    return 1;
+  }
+  gdrResult_t async = gdrSuccess;
+  gdrCommGetAsyncError(comm, &async);
+  std::printf("[rank %d] kill: all-reduce failed after %.2f s with %s (async %s): %s\n", gRank, s,
+              gdrGetErrorString(r), gdrGetErrorString(async), gdrGetLastError(comm));
+  bool ok = (r == gdrRemoteError || r == gdrTimeout) && async != gdrSuccess &&
+            std::strstr(gdrGetLastError(comm), "rank") != nullptr;
+  gdrCommAbort(comm);
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string mode = argc > 1 ? argv[1] : "colls";
+  gRank = envInt("GDR_TEST_RANK", 0);
+  gSize = envInt("GDR_TEST_NRANKS", 1);
+  const char* idFile = std::getenv("GDR_TEST_ID_FILE");
+  if (!idFile) {
+    std::fprintf(stderr, "GDR_TEST_ID_FILE is not set\n");
+    return 2;
+  }
+  gdrUniqueId id;
+  gdrComm_t comm = nullptr;
+  if (gRank == 0) {
+    if (gdrGetUniqueId(&id) != gdrSuccess) return 2;
+    std::string tmp = std::string(idFile) + ".tmp";
+    std::ofstream(tmp, std::ios::binary).write(id.internal, sizeof(id.internal));
+    std::rename(tmp.c_str(), idFile);
+  } else {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    for (;;) {
+      std::ifstream f(idFile, std::ios::binary);
+      if (f && f.read(id.internal, sizeof(id.internal))) break;
+      if (std::chrono::steady_clock::now() > deadline) {
+        std::fprintf(stderr, "[rank %d] no unique id in %s after 60 s\n", gRank, idFile);
+        return 2;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  CHECK_OK(gdrCommInitRank(&comm, gSize, id, gRank));
+  double initS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // A fresh seed every run, agreed through a broadcast.
+  uint64_t seed = std::random_device{}() ^ (static_cast<uint64_t>(std::random_device{}()) << 32);
+  CHECK_OK(gdrBroadcast(&seed, 1, gdrUint64, 0, comm, nullptr));
+  gSeed = seed;
+  std::printf("[rank %d] of %d: communicator up in %.2f s, mode %s, seed %016" PRIx64 "\n", gRank, gSize, initS,
+              mode.c_str(), seed);
+  checkTransport(comm);
+  auto t1 = std::chrono::steady_clock::now();
+  int rc = 0;
+  if (mode == "colls") runColls(comm);
+  else if (mode == "regcache") runRegCache(comm);
+  else if (mode == "kill") rc = runKill(comm);
+  else {
+    std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
+    return 2;
+  }
+  double runS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  if (mode != "kill") CHECK_OK(gdrCommDestroy(comm));
+  std::printf("[rank %d] %s: %s (%d failures, %.2f s)\n", gRank, mode.c_str(),
+              gFailures || rc ? "FAILED" : "passed", gFailures, runS);
+  return gFailures || rc ? 1 : 0;
+}

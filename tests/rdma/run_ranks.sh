@@ -1,0 +1,38 @@
+#!/bin/sh
+# run_ranks.sh NRANKS TIMEOUT_S BINARY MODE
+# Starts NRANKS processes of BINARY (gdr-rdma-test) with a shared unique-id
+# file, each under `timeout`, prints their output, and exits 0 only if every
+# rank did. Mode "kill": the last rank kills itself, so only the others count.
+# RANK_HCAS="rxe0 rxe1": rank i gets GDR_IB_HCA = word (i mod count).
+# POSIX sh: it also runs under busybox inside the Soft-RoCE VM.
+set -u
+N=$1; TO=$2; BIN=$3; MODE=$4
+D=$(mktemp -d)
+export GDR_TEST_NRANKS=$N GDR_TEST_ID_FILE=$D/id
+set -- ${RANK_HCAS:-}
+NH=$#
+i=0
+while [ $i -lt "$N" ]; do
+    if [ "$NH" -gt 0 ]; then
+        k=$((i % NH + 1)); eval "hca=\${$k}"
+        GDR_IB_HCA=$hca GDR_TEST_RANK=$i timeout -s KILL "$TO" "$BIN" "$MODE" > "$D/out.$i" 2>&1 &
+    else
+        GDR_TEST_RANK=$i timeout -s KILL "$TO" "$BIN" "$MODE" > "$D/out.$i" 2>&1 &
+    fi
+    eval "pid_$i=$!"
+    i=$((i + 1))
+done
+fails=0
+i=0
+while [ $i -lt "$N" ]; do
+    eval "wait \$pid_$i"; rc=$?
+    sed "s/^/  r$i| /" "$D/out.$i"
+    if [ "$MODE" = kill ] && [ $i -eq $((N - 1)) ]; then
+        echo "  rank $i (killed on purpose) rc=$rc"
+    elif [ $rc -ne 0 ]; then
+        echo "  rank $i rc=$rc"; fails=$((fails + 1))
+    fi
+    i=$((i + 1))
+done
+rm -rf "$D"
+exit $fails
