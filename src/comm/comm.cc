@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 
@@ -28,6 +29,17 @@ Communicator::Communicator(std::unique_ptr<boot::Bootstrap> boot) : boot_(std::m
     throw InvalidArgument("GDR_TRANSPORT=" + cfg_.transport + " is not one of auto, shm, socket, ib");
   log::setContext(rank_, -1);
   connect();
+  // More ranks than cores on this host: a waiting rank must give its core
+  // away at once or it starves the rank it waits for (as Open MPI's
+  // yield-when-idle does when oversubscribed).
+  int local = 0;
+  for (int r = 0; r < size_; ++r) local += sameHost(r);
+  cpu_set_t set;
+  int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  if (local > cores && std::getenv("GDR_SPIN_BEFORE_YIELD") == nullptr) {
+    cfg_.spinBeforeYield = 0;
+    GDR_INFO(kInit, "%d ranks on this host share %d cores: waits yield at once", local, cores);
+  }
   GDR_INFO(kInit, "communicator ready: rank %d of %d, bootstrap %s", rank_, size_, boot_->name());
 }
 
@@ -108,16 +120,15 @@ void Communicator::progressUntil(const std::function<bool()>& done,
         }
       }
       if (idle > cfg_.spinBeforeYield) {
-        // Long idle: sleep in poll() on sockets if there are any, else yield
-        // the core (ranks may outnumber cores).
-        std::vector<pollfd> fds;
-        for (auto* ep : active_)
-          if (ep->pollFd() >= 0)
-            fds.push_back({ep->pollFd(), static_cast<short>(POLLIN | (ep->wantsWrite() ? POLLOUT : 0)), 0});
-        if (!fds.empty() && fds.size() == active_.size() && idle > 4 * cfg_.spinBeforeYield)
-          poll(fds.data(), fds.size(), 1);
-        else
+        // Long idle with only sockets to watch: sleep in poll(); otherwise
+        // yield the core (ranks may outnumber cores).
+        if (idle > 4 * cfg_.spinBeforeYield + 1000 && !pollFds_.empty()) {
+          for (size_t i = 0; i < pollFds_.size(); ++i)
+            pollFds_[i].events = static_cast<short>(POLLIN | (active_[i]->wantsWrite() ? POLLOUT : 0));
+          poll(pollFds_.data(), pollFds_.size(), 1);
+        } else {
           sched_yield();
+        }
       }
     }
   } catch (const Error& e) {

@@ -4,6 +4,8 @@
 // (src/api) checks arguments and converts errors.
 #pragma once
 
+#include <poll.h>
+
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -86,6 +88,7 @@ class Communicator {
   std::vector<PeerInfo> peers_;
   std::vector<std::unique_ptr<transport::Endpoint>> eps_;
   std::vector<transport::Endpoint*> active_;  // non-null endpoints
+  std::vector<struct pollfd> pollFds_;        // one per active endpoint, when all have fds
   transport::shm::Mapping ownSeg_;
   std::vector<transport::shm::Mapping> peerSegs_;
   uint64_t collSeq_ = 0;

@@ -154,6 +154,10 @@ void Communicator::connect() {
 
   for (auto& ep : eps_)
     if (ep) active_.push_back(ep.get());
+  bool allFds = !active_.empty();
+  for (auto* ep : active_) allFds &= ep->pollFd() >= 0;
+  if (allFds)
+    for (auto* ep : active_) pollFds_.push_back({ep->pollFd(), POLLIN, 0});
   for (int r = 0; r < size_; ++r)
     if (r != rank_)
       GDR_INFO(kInit, "rank %d -> rank %d: %s%s", rank_, r, transportTo(r),
