@@ -128,7 +128,9 @@ TEST(Failure, DefaultLevelCatchesCountMismatch) {
 void killedRank(const char* transport) {
   auto exits = runRanks(4, [](int rank, int, gdrComm_t comm) {
     std::vector<double> buf(1 << 16, 1.0);
-    if (gdrAllReduce(GDR_IN_PLACE, buf.data(), buf.size(), gdrFloat64, gdrSum, comm, nullptr) != gdrSuccess) return 5;
+    // Rank 2 dies before the first collective (dying right after one races
+    // with its peers still reading its last bytes: that is a failure during
+    // the operation, also a remote error, but not the case under test).
     if (rank == 2) raise(SIGKILL);
     auto t0 = std::chrono::steady_clock::now();
     gdrResult_t r = gdrSuccess;
