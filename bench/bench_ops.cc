@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "gdrcoll_mpi.h"
+
 namespace bench {
 
 gdrResult_t runGdr(const Options& o, const Plan& p, const Bufs& b, gdrComm_t comm, int rank) {
@@ -32,31 +34,8 @@ gdrResult_t runGdr(const Options& o, const Plan& p, const Bufs& b, gdrComm_t com
 }
 
 namespace {
-
-MPI_Datatype mpiType(gdrDataType_t t) {
-  switch (t) {
-    case gdrInt8: return MPI_INT8_T;
-    case gdrUint8: return MPI_UINT8_T;
-    case gdrInt32: return MPI_INT32_T;
-    case gdrUint32: return MPI_UINT32_T;
-    case gdrInt64: return MPI_INT64_T;
-    case gdrUint64: return MPI_UINT64_T;
-    case gdrFloat32: return MPI_FLOAT;
-    case gdrFloat64: return MPI_DOUBLE;
-    default: return MPI_DATATYPE_NULL;
-  }
-}
-
-MPI_Op mpiOp(gdrRedOp_t op) {
-  switch (op) {
-    case gdrSum: return MPI_SUM;
-    case gdrProd: return MPI_PROD;
-    case gdrMax: return MPI_MAX;
-    case gdrMin: return MPI_MIN;
-    default: return MPI_OP_NULL;
-  }
-}
-
+MPI_Datatype mpiType(gdrDataType_t t) { return gdrTypeToMPI(t); }
+MPI_Op mpiOp(gdrRedOp_t op) { return gdrOpToMPI(op); }
 }  // namespace
 
 bool mpiCanRun(const Options& o) { return mpiType(o.type) != MPI_DATATYPE_NULL && mpiOp(o.op) != MPI_OP_NULL; }

@@ -44,6 +44,32 @@ static inline gdrResult_t gdrOpFromMPI(MPI_Op op, gdrRedOp_t* out) {
   return gdrSuccess;
 }
 
+/* The MPI twins of gdrcoll's types and ops; MPI_DATATYPE_NULL / MPI_OP_NULL
+ * where MPI has none (fp16, bf16, avg). */
+static inline MPI_Datatype gdrTypeToMPI(gdrDataType_t t) {
+  switch (t) {
+    case gdrInt8: return MPI_INT8_T;
+    case gdrUint8: return MPI_UINT8_T;
+    case gdrInt32: return MPI_INT32_T;
+    case gdrUint32: return MPI_UINT32_T;
+    case gdrInt64: return MPI_INT64_T;
+    case gdrUint64: return MPI_UINT64_T;
+    case gdrFloat32: return MPI_FLOAT;
+    case gdrFloat64: return MPI_DOUBLE;
+    default: return MPI_DATATYPE_NULL;
+  }
+}
+
+static inline MPI_Op gdrOpToMPI(gdrRedOp_t op) {
+  switch (op) {
+    case gdrSum: return MPI_SUM;
+    case gdrProd: return MPI_PROD;
+    case gdrMax: return MPI_MAX;
+    case gdrMin: return MPI_MIN;
+    default: return MPI_OP_NULL;
+  }
+}
+
 static inline const void* gdrInPlaceFromMPI(const void* buf) {
   return buf == MPI_IN_PLACE ? GDR_IN_PLACE : buf;
 }

@@ -32,27 +32,13 @@ const char* tname(gdrDataType_t t) {
   return n[t];
 }
 
+// fp16/bf16 have no MPI type: their reference runs in double. Avg runs as
+// MPI's sum, divided afterwards.
 MPI_Datatype mpiType(gdrDataType_t t) {
-  switch (t) {
-    case gdrInt8: return MPI_INT8_T;
-    case gdrUint8: return MPI_UINT8_T;
-    case gdrInt32: return MPI_INT32_T;
-    case gdrUint32: return MPI_UINT32_T;
-    case gdrInt64: return MPI_INT64_T;
-    case gdrUint64: return MPI_UINT64_T;
-    case gdrFloat32: return MPI_FLOAT;
-    case gdrFloat64: return MPI_DOUBLE;
-    default: return MPI_DOUBLE;  // fp16/bf16: the reference runs in double
-  }
+  MPI_Datatype m = gdrTypeToMPI(t);
+  return m == MPI_DATATYPE_NULL ? MPI_DOUBLE : m;
 }
-MPI_Op mpiOp(gdrRedOp_t op) {
-  switch (op) {
-    case gdrProd: return MPI_PROD;
-    case gdrMax: return MPI_MAX;
-    case gdrMin: return MPI_MIN;
-    default: return MPI_SUM;  // sum, and avg (divided afterwards)
-  }
-}
+MPI_Op mpiOp(gdrRedOp_t op) { return op == gdrAvg ? MPI_SUM : gdrOpToMPI(op); }
 
 // Random inputs: integers over their whole range (wrapping must agree with
 // MPI's), floats in [-1, 1] (prod: [0.5, 1.5] to stay in range).
