@@ -111,7 +111,6 @@ IbEndpoint::IbEndpoint(std::shared_ptr<IbDevice> dev, const IbEndpointConfig& cf
     psn_.push_back(rd() & 0xffffff);
   }
   sqUsed_.assign(cfg_.nQps, 0);
-  track_.resize(cfg_.nSlots);
   arrived_.assign(cfg_.nSlots, 0);
   stats_.chunksPerQp.assign(cfg_.nQps, 0);
 }
@@ -276,7 +275,12 @@ bool IbEndpoint::pollCq() {
         continue;
       }
       // A data chunk is acknowledged: its message may be done.
-      ChunkTrack& t = track_[v % cfg_.nSlots];
+      auto it = track_.find(v);
+      if (it == track_.end())
+        throw InternalError(strprintf("completion for unknown chunk %llu to rank %d", (unsigned long long)v,
+                                      cfg_.peerRank));
+      const ChunkTrack t = it->second;
+      track_.erase(it);
       policy_.onComplete(t.bytes, nowUs(), t.occupancy);
       --dataInFlight_;
       if (!pend_.empty()) {
@@ -332,7 +336,7 @@ bool IbEndpoint::postChunks() {
     wr.wr.rdma.remote_addr = remote_.slotsAddr + slot * remote_.slotStride;
     wr.wr.rdma.rkey = remote_.slotsRkey;
     if (int e = ibv_post_send(qps_[q], &wr, &bad)) failPost("ibv_post_send (RDMA WRITE WITH IMM)", q, e);
-    track_[slot] = ChunkTrack{p.id, len, static_cast<double>(inWindow + 1) / cfg_.nSlots};
+    track_[sseq_] = ChunkTrack{p.id, len, static_cast<double>(inWindow + 1) / cfg_.nSlots};
     ++sqUsed_[q];
     ++dataInFlight_;
     ++stats_.chunksSent;
@@ -429,6 +433,7 @@ void IbEndpoint::reset() noexcept {
   for (auto& p : pend_)
     if (p.reg) regs_->release(p.reg);
   pend_.clear();
+  track_.clear();
   if (side_) side_->reset();
 }
 

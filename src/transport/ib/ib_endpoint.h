@@ -19,6 +19,7 @@
 #include <chrono>
 #include <deque>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "transport/ib/chunk_policy.h"
@@ -125,7 +126,10 @@ class IbEndpoint final : public Endpoint {
   uint64_t nextPendId_ = 0;
   uint64_t sseq_ = 0;             // next chunk sequence to send
   int dataInFlight_ = 0;
-  std::vector<ChunkTrack> track_;  // by seq % nSlots
+  // Chunks posted and not yet completed locally, by sequence. Not a ring of
+  // nSlots: a chunk's slot can be reused (the peer consumed it) before this
+  // side has polled the chunk's own completion.
+  std::unordered_map<uint64_t, ChunkTrack> track_;
   // receiver
   std::deque<RecvOp*> recvs_;
   uint64_t rseq_ = 0;  // next chunk sequence to consume

@@ -1,0 +1,42 @@
+#!/bin/bash
+# rxe-test.sh [--build-dir DIR] — gdrcoll's rdma tests over real verbs:
+# builds (or reuses) the Soft-RoCE VM image, boots it under qemu (TCG, 2 CPUs),
+# runs tests/rdma inside between rxe0 and rxe1, prints one result line and
+# exits with the suite's status. When the VM cannot run it says why and
+# fails, unless GDR_SKIP_RDMA=1 (then it exits 77, which CTest counts as
+# skipped). Every step has a timeout.
+# Env: GDR_RXE_TIMEOUT (VM wall limit, default 600 s), APPEND (kernel args).
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+BUILD=$(cd "$HERE/../.." && pwd)/build
+[ "${1:-}" = --build-dir ] && BUILD=$2
+OUT=${OUT:-$HERE/out}
+LOG=$OUT/console.log
+cant_run() {
+    echo "rdma_vm: cannot run the Soft-RoCE VM: $*"
+    if [ "${GDR_SKIP_RDMA:-0}" = 1 ]; then echo "rdma_vm: SKIPPED (GDR_SKIP_RDMA=1)"; exit 77; fi
+    echo "rdma_vm: FAILED (set GDR_SKIP_RDMA=1 to skip on machines that cannot run it)"
+    exit 1
+}
+mkdir -p "$OUT"
+T0=$(date +%s)
+timeout 900 "$HERE/build-image.sh" "$BUILD" > "$OUT/build.log" 2>&1 || {
+    tail -5 "$OUT/build.log"; cant_run "image build failed (see $OUT/build.log)"; }
+tail -1 "$OUT/build.log"
+command -v qemu-system-x86_64 >/dev/null || cant_run "qemu-system-x86_64 is not installed"
+T1=$(date +%s)
+timeout -k 10 "${GDR_RXE_TIMEOUT:-600}" qemu-system-x86_64 -accel tcg -cpu max -m 2G -smp 2 \
+    -kernel "$OUT/vmlinuz" -initrd "$OUT/initramfs.cpio.gz" \
+    -append "console=ttyS0 panic=-1 loglevel=4 ${APPEND:-}" \
+    -nic none -display none -monitor none -serial stdio -no-reboot </dev/null > "$LOG" 2>&1
+QRC=$?
+T2=$(date +%s)
+grep -a -E '^(=====|  r[0-9]+\||  rank |\[init\])' "$LOG" | tr -d '\r'
+RC=$(grep -a -o 'GDR_RXE_RESULT=[0-9]*' "$LOG" | tail -1 | cut -d= -f2)
+if [ -z "$RC" ]; then
+    tail -20 "$LOG"
+    echo "rdma_vm: RESULT FAIL: the VM never reported a result (qemu rc=$QRC; console in $LOG)"
+    exit 1
+fi
+echo "rdma_vm: RESULT $([ "$RC" = 0 ] && echo PASS || echo "FAIL ($RC failed steps)"): image $((T1 - T0)) s, VM $((T2 - T1)) s (console in $LOG)"
+exit "$RC"
