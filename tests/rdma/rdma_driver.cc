@@ -9,7 +9,8 @@
 // Modes: colls (every collective and send/recv, data checked element by
 // element, fresh random inputs, outputs poisoned), regcache (send-buffer
 // registration reuse and invalidation), kill (the last rank kills itself in
-// the middle of a large all-reduce; the others must fail in time, clearly).
+// the middle of a large all-reduce; the others must fail in time, clearly),
+// bw (rank 0 -> 1 send bandwidth, for bench/results/rxe.md).
 #include <signal.h>
 #include <unistd.h>
 
@@ -272,6 +273,27 @@ void runRegCache(gdrComm_t comm) {
 #endif
 }
 
+// Unidirectional bandwidth, rank 0 -> rank 1, for bench/results/rxe.md (the
+// VM is slow: only the ratio to ib_write_bw on the same VM means anything).
+void runBandwidth(gdrComm_t comm) {
+  const size_t bytes = static_cast<size_t>(envInt("GDR_TEST_BW_BYTES", 1 << 20));
+  const int iters = envInt("GDR_TEST_BW_ITERS", 100);
+  std::vector<char> buf(bytes, static_cast<char>(gRank));
+  for (int warm = 0; warm < 2; ++warm) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < iters; ++i) {
+      if (gRank == 0) CHECK_OK(gdrSend(buf.data(), bytes, gdrUint8, 1, comm, nullptr));
+      else if (gRank == 1) CHECK_OK(gdrRecv(buf.data(), bytes, gdrUint8, 0, comm, nullptr));
+    }
+    CHECK_OK(gdrBarrier(comm, nullptr));
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (warm && gRank == 0)
+      std::printf("[rank 0] bandwidth: %d x %zu bytes in %.3f s = %.1f MB/s\n", iters, bytes, s,
+                  iters * static_cast<double>(bytes) / s / 1e6);
+  }
+  reportIb(comm);
+}
+
 int runKill(gdrComm_t comm) {
   const size_t n = 4 << 20;  // 16 MiB of int32: takes far longer than the killer's delay in the VM
   std::vector<int32_t> in(n, 1), out(n);
@@ -348,12 +370,18 @@ int main(int argc, char** argv) {
   if (mode == "colls") runColls(comm);
   else if (mode == "regcache") runRegCache(comm);
   else if (mode == "kill") rc = runKill(comm);
+  else if (mode == "bw") runBandwidth(comm);
   else {
     std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
     return 2;
   }
   double runS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-  if (mode != "kill") CHECK_OK(gdrCommDestroy(comm));
+  // Destroy is not collective: without a barrier a rank that finished first
+  // closes its connections while others still wait on third ranks.
+  if (mode != "kill") {
+    CHECK_OK(gdrBarrier(comm, nullptr));
+    CHECK_OK(gdrCommDestroy(comm));
+  }
   std::printf("[rank %d] %s: %s (%d failures, %.2f s)\n", gRank, mode.c_str(),
               gFailures || rc ? "FAILED" : "passed", gFailures, runS);
   return gFailures || rc ? 1 : 0;

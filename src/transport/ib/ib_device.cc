@@ -1,5 +1,7 @@
 #include "transport/ib/ib_device.h"
 
+#include <poll.h>
+
 #include <cstring>
 #include <fstream>
 
@@ -124,6 +126,34 @@ std::shared_ptr<IbDevice> IbDevice::open() {
            d->port_, d->roce_ ? "RoCE" : "InfiniBand", d->gidIndex_, g[12], g[13], g[14], g[15],
            128 << d->mtu_, d->lid_);
   return d;
+}
+
+std::string IbDevice::drainAsyncEvents() const {
+  std::string out;
+  for (int i = 0; i < 16; ++i) {
+    pollfd p{ctx_->async_fd, POLLIN, 0};
+    if (poll(&p, 1, 0) <= 0) break;
+    ibv_async_event ev{};
+    if (api_->get_async_event(ctx_, &ev) != 0) break;
+    std::string what = api_->event_type_str(ev.event_type);
+    switch (ev.event_type) {
+      case IBV_EVENT_QP_FATAL:
+      case IBV_EVENT_QP_REQ_ERR:
+      case IBV_EVENT_QP_ACCESS_ERR:
+      case IBV_EVENT_COMM_EST:
+      case IBV_EVENT_SQ_DRAINED:
+      case IBV_EVENT_PATH_MIG:
+      case IBV_EVENT_PATH_MIG_ERR:
+      case IBV_EVENT_QP_LAST_WQE_REACHED:
+        what += strprintf(" on QP %u", ev.element.qp->qp_num);
+        break;
+      default:
+        break;
+    }
+    api_->ack_async_event(&ev);
+    out += (out.empty() ? "" : "; ") + what;
+  }
+  return out;
 }
 
 IbDevice::~IbDevice() {

@@ -32,6 +32,9 @@ class IbDevice {
   bool roce() const { return roce_; }
   int maxQpWr() const { return maxQpWr_; }
   int maxCqe() const { return maxCqe_; }
+  // Asynchronous events waiting on the device (QP fatal, access errors, port
+  // changes), as text; never blocks. Empty when there are none.
+  std::string drainAsyncEvents() const;
 
  private:
   IbDevice() = default;

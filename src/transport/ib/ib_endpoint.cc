@@ -226,11 +226,15 @@ void IbEndpoint::failPost(const char* what, int q, int err) {
 
 void IbEndpoint::failWc(const ibv_wc& wc) {
   int q = qpIndex(wc.qp_num);
+  // Another process's or QP's events may be drained here too: fine, this is
+  // the failure path and the text is only more complete for it.
+  std::string events = dev_->drainAsyncEvents();
   throw RemoteError(strprintf(
-      "RDMA to rank %d failed: %s on QP %u (%d of %d, device %s) completed with status %s (%d, vendor error %#x)%s",
+      "RDMA to rank %d failed: %s on QP %u (%d of %d, device %s) completed with status %s (%d, vendor error %#x)%s%s%s",
       cfg_.peerRank, wcOpName(wc), wc.qp_num, q + 1, cfg_.nQps, dev_->name().c_str(),
       dev_->api().wc_status_str(wc.status), static_cast<int>(wc.status), wc.vendor_err,
-      wc.status == IBV_WC_RETRY_EXC_ERR ? ": the peer stopped answering (did it exit or die?)" : ""));
+      wc.status == IBV_WC_RETRY_EXC_ERR ? ": the peer stopped answering (did it exit or die?)" : "",
+      events.empty() ? "" : "; device events: ", events.c_str()));
 }
 
 void IbEndpoint::postSend(SendOp* op) { sends_.push_back(op); }
@@ -254,7 +258,12 @@ bool IbEndpoint::pollCq() {
     moved = true;
     for (int i = 0; i < n; ++i) {
       const ibv_wc& wc = wcs[i];
-      if (wc.status != IBV_WC_SUCCESS) failWc(wc);
+      if (wc.status != IBV_WC_SUCCESS) {
+        // Report the cause, not the flushes it triggered on other requests.
+        for (int j = i; j < n; ++j)
+          if (wcs[j].status != IBV_WC_SUCCESS && wcs[j].status != IBV_WC_WR_FLUSH_ERR) failWc(wcs[j]);
+        failWc(wc);
+      }
       const uint64_t kind = wc.wr_id & 3, v = wc.wr_id >> 2;
       if (kind == kWrRecv) {
         uint32_t imm = ntohl(wc.imm_data);

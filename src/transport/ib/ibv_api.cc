@@ -60,7 +60,10 @@ Loaded load() {
             bind(lib, "ibv_create_qp", &a.create_qp, &L.why) &&
             bind(lib, "ibv_modify_qp", &a.modify_qp, &L.why) &&
             bind(lib, "ibv_destroy_qp", &a.destroy_qp, &L.why) &&
-            bind(lib, "ibv_wc_status_str", &a.wc_status_str, &L.why);
+            bind(lib, "ibv_wc_status_str", &a.wc_status_str, &L.why) &&
+            bind(lib, "ibv_get_async_event", &a.get_async_event, &L.why) &&
+            bind(lib, "ibv_ack_async_event", &a.ack_async_event, &L.why) &&
+            bind(lib, "ibv_event_type_str", &a.event_type_str, &L.why);
   // Optional: dma-buf registration appeared in rdma-core 34.
   bind(lib, "ibv_reg_dmabuf_mr", &a.reg_dmabuf_mr, nullptr);
   L.ok = ok;

@@ -31,6 +31,9 @@ struct IbvApi {
   int (*modify_qp)(ibv_qp*, ibv_qp_attr*, int);
   int (*destroy_qp)(ibv_qp*);
   const char* (*wc_status_str)(ibv_wc_status);
+  int (*get_async_event)(ibv_context*, ibv_async_event*);
+  void (*ack_async_event)(ibv_async_event*);
+  const char* (*event_type_str)(ibv_event_type);
 
   // Port query that works with old and new providers (verbs.h's inline does
   // the same, but would need the symbol at link time).
