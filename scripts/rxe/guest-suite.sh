@@ -33,7 +33,7 @@ if [ -z "${GDR_RXE_ONLY:-}" ] || [ "$GDR_RXE_ONLY" = bandwidth ]; then
     sleep 1
     timeout 120 ib_write_bw -d rxe1 -x "${G1##*/}" -s 1048576 -n 100 -F 127.0.0.1 2>&1 | grep -A1 'BW average' | sed 's/^/  ib_write_bw| /'
     wait
-    timeout 120 env GDR_TEST_BW_BYTES=1048576 GDR_TEST_BW_ITERS=100 $R 2 110 $T bw | grep -E 'bandwidth|ib to|rc='
+    timeout 120 env GDR_IB_REG_CACHE=1 GDR_TEST_BW_BYTES=1048576 GDR_TEST_BW_ITERS=100 $R 2 110 $T bw | grep -E 'bandwidth|ib to|rc='
 fi
 if [ "${GDR_RXE_QUICK:-0}" != 1 ]; then
     step colls_4ranks 300 $R 4 280 $T colls

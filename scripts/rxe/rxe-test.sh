@@ -31,7 +31,7 @@ timeout -k 10 "${GDR_RXE_TIMEOUT:-600}" qemu-system-x86_64 -accel tcg -cpu max -
     -nic none -display none -monitor none -serial stdio -no-reboot </dev/null > "$LOG" 2>&1
 QRC=$?
 T2=$(date +%s)
-grep -a -E '^(=====|  r[0-9]+\||  rank |\[init\])' "$LOG" | tr -d '\r'
+grep -a -E '^(=====|  r[0-9]+\||  ib_write_bw\||  rank |\[init\])' "$LOG" | tr -d '\r'
 RC=$(grep -a -o 'GDR_RXE_RESULT=[0-9]*' "$LOG" | tail -1 | cut -d= -f2)
 if [ -z "$RC" ]; then
     tail -20 "$LOG"
