@@ -14,6 +14,6 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Sanitizers: unit tests only (MPI's own leaks would drown the report).
 cmake -S . -B build-asan -G Ninja -DGDR_SANITIZE=address,undefined -DGDR_ENABLE_CUDA=OFF \
   -DGDR_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
-ninja -C build-asan -j"${GDR_BUILD_JOBS:-2}" gdr-unit
+ninja -C build-asan -j"${GDR_BUILD_JOBS:-2}" gdr-unit gdr-topo
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 (cd build-asan && ctest --output-on-failure -L unit -j2 --timeout 900)

@@ -2,6 +2,8 @@
 // (nothing is written when they fail, and the communicator stays usable),
 // then the host path. Device buffers are refused until the GPU path lands.
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "api/guard.h"
 #include "collectives/reduce_host.h"
@@ -23,12 +25,23 @@ Communicator& ready(gdrComm_t comm) {
   return c;
 }
 
-void checkType(gdrDataType_t t) {
-  GDR_CHECK_ARG(static_cast<unsigned>(t) < gdrNumTypes, "datatype %d is not a gdrDataType_t", static_cast<int>(t));
+// Reads an enum argument's bits without loading it as the enum type: a
+// caller may pass any int, and loading an out-of-range enum is undefined.
+template <typename E>
+int rawValue(const E& e) {
+  std::underlying_type_t<E> v;
+  std::memcpy(&v, &e, sizeof(v));
+  return static_cast<int>(v);
 }
 
-void checkOp(gdrRedOp_t op) {
-  GDR_CHECK_ARG(static_cast<unsigned>(op) < gdrNumOps, "op %d is not a gdrRedOp_t", static_cast<int>(op));
+void checkType(const gdrDataType_t& t) {
+  int v = rawValue(t);
+  GDR_CHECK_ARG(v >= 0 && v < gdrNumTypes, "datatype %d is not a gdrDataType_t", v);
+}
+
+void checkOp(const gdrRedOp_t& op) {
+  int v = rawValue(op);
+  GDR_CHECK_ARG(v >= 0 && v < gdrNumOps, "op %d is not a gdrRedOp_t", v);
 }
 
 // count * multiplier elements of type t must fit in memory; a negative int

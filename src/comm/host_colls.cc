@@ -133,7 +133,7 @@ void runHostCollective(Communicator& comm, const CollCall& call) {
             sched.steps.size());
   coll::execute(comm, sched, bufs, fn, sig);
 
-  if (finalDst) std::memcpy(finalDst, bufs.output, finalBytes);
+  if (finalDst && finalBytes) std::memcpy(finalDst, bufs.output, finalBytes);
   if (call.op == gdrAvg && isReduction(call.kind)) {
     if (call.kind == CollKind::AllReduce) coll::hostDivide(call.recvbuf, call.count, call.type, n);
     else if (call.kind == CollKind::ReduceScatter) coll::hostDivide(call.recvbuf, call.count, call.type, n);

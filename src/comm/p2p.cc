@@ -70,7 +70,7 @@ void runBatch(std::vector<P2POp>& ops) {
     if (q.front().size() != o.bytes)
       throw InvalidUsage(strprintf("send to self of %zu bytes does not match the receive of %zu bytes",
                                    q.front().size(), o.bytes));
-    std::memcpy(o.recvBuf, q.front().data(), o.bytes);
+    if (o.bytes) std::memcpy(o.recvBuf, q.front().data(), o.bytes);
     q.pop_front();
   }
   // Post everything, then wait per communicator.

@@ -48,8 +48,9 @@ bool ShmEndpoint::progressSends() {
     } else {
       size_t len = std::min(slotBytes, op->bytes - op->sent);
       slot->len = static_cast<uint32_t>(len);
-      std::memcpy(reinterpret_cast<char*>(slot) + sizeof(SlotHdr),
-                  static_cast<const char*>(op->data) + op->sent, len);
+      if (len)
+        std::memcpy(reinterpret_cast<char*>(slot) + sizeof(SlotHdr),
+                    static_cast<const char*>(op->data) + op->sent, len);
       op->sent += len;
       done = op->sent == op->bytes;
     }
