@@ -22,6 +22,8 @@ step colls_2qp_adaptive 240 $R 2 200 $T colls
 step colls_4qp 240 env GDR_IB_QPS_PER_PEER=4 $R 2 200 $T colls
 step colls_1qp_chunk4k 240 env GDR_IB_QPS_PER_PEER=1 GDR_IB_CHUNK=4096 GDR_IB_SLOTS=4 $R 2 200 $T colls
 step regcache 120 env GDR_IB_REG_CACHE=1 $R 2 100 $T regcache
+step mismatch 60 $R 2 50 $T mismatch
+step error_completion 60 $R 2 50 $T badkey
 step peer_killed 120 env GDR_TIMEOUT_MS=30000 $R 2 100 $T kill
 # Bandwidth (informational: the VM is slow, only the ratio matters): the same
 # 1 MiB writes by ib_write_bw between the two devices, then gdrcoll's send.

@@ -65,7 +65,9 @@ const std::vector<Info> kParams = {
     {"GDR_IB_MAX_WR", Type::Int, "128", "Data writes in flight per peer, at most."},
     {"GDR_IB_TC", Type::Int, "0", "Traffic class (RoCE) of the verbs transport's QPs."},
     {"GDR_IB_SL", Type::Int, "0", "Service level of the verbs transport's QPs."},
-    {"GDR_IB_TIMEOUT", Type::Int, "14", "Local ACK timeout exponent (4.096 us * 2^n) of the QPs."},
+    {"GDR_IB_TIMEOUT", Type::Int, "20",
+     "Local ACK timeout exponent (4.096 us * 2^n, 20: about 4 s) of the QPs; short ones retransmit "
+     "spuriously on loaded hosts."},
     {"GDR_IB_RETRY_CNT", Type::Int, "7", "Transport retries before a QP reports the peer gone."},
     {"GDR_IB_REG_CACHE", Type::Bool, "0",
      "Keep send-buffer registrations after use (1: faster for reused buffers; unsafe if the program frees "

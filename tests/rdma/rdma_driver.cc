@@ -10,7 +10,8 @@
 // element, fresh random inputs, outputs poisoned), regcache (send-buffer
 // registration reuse and invalidation), kill (the last rank kills itself in
 // the middle of a large all-reduce; the others must fail in time, clearly),
-// bw (rank 0 -> 1 send bandwidth, for bench/results/rxe.md).
+// bw (rank 0 -> 1 send bandwidth, for bench/results/rxe.md), mismatch (ranks
+// disagree on a count), badkey (a verbs error completion, forced).
 #include <signal.h>
 #include <unistd.h>
 
@@ -294,6 +295,37 @@ void runBandwidth(gdrComm_t comm) {
   reportIb(comm);
 }
 
+// Ranks disagree on the count: every rank must get a clear error (the
+// operation signature travels in each chunk header), not a hang or garbage.
+int runMismatch(gdrComm_t comm) {
+  const size_t n = 1000 + static_cast<size_t>(gRank);
+  std::vector<int32_t> in(n, 1), out(n);
+  gdrResult_t r = gdrAllReduce(in.data(), out.data(), n, gdrInt32, gdrSum, comm, nullptr);
+  std::printf("[rank %d] mismatch: %s: %s\n", gRank, gdrGetErrorString(r), gdrGetLastError(comm));
+  bool ok = r == gdrInvalidUsage && std::strstr(gdrGetLastError(comm), "mismatch") != nullptr;
+  gdrCommAbort(comm);
+  return ok ? 0 : 1;
+}
+
+// A remote access error: rank 0 writes with a broken key; its error names the
+// peer, the QP and the verbs status, and rank 1 hears of it.
+int runBadKey(gdrComm_t comm) {
+#if GDR_HAVE_IB
+  auto* c = static_cast<gdr::Communicator*>(comm);
+  if (gRank == 0)
+    if (auto* ep = dynamic_cast<gdr::transport::ib::IbEndpoint*>(c->endpoint(1))) ep->breakRemoteKeyForTest();
+#endif
+  std::vector<int32_t> buf(100000, gRank);
+  gdrResult_t r = gRank == 0 ? gdrSend(buf.data(), buf.size(), gdrInt32, 1, comm, nullptr)
+                             : gdrRecv(buf.data(), buf.size(), gdrInt32, 0, comm, nullptr);
+  const char* text = gdrGetLastError(comm);
+  std::printf("[rank %d] badkey: %s: %s\n", gRank, gdrGetErrorString(r), text);
+  bool ok = r == gdrRemoteError &&
+            (gRank != 0 || (std::strstr(text, "QP") && std::strstr(text, "status") && std::strstr(text, "rank 1")));
+  gdrCommAbort(comm);
+  return ok ? 0 : 1;
+}
+
 int runKill(gdrComm_t comm) {
   const size_t n = 4 << 20;  // 16 MiB of int32: takes far longer than the killer's delay in the VM
   std::vector<int32_t> in(n, 1), out(n);
@@ -371,6 +403,8 @@ int main(int argc, char** argv) {
   else if (mode == "regcache") runRegCache(comm);
   else if (mode == "kill") rc = runKill(comm);
   else if (mode == "bw") runBandwidth(comm);
+  else if (mode == "mismatch") rc = runMismatch(comm);
+  else if (mode == "badkey") rc = runBadKey(comm);
   else {
     std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
     return 2;
@@ -378,7 +412,7 @@ int main(int argc, char** argv) {
   double runS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   // Destroy is not collective: without a barrier a rank that finished first
   // closes its connections while others still wait on third ranks.
-  if (mode != "kill") {
+  if (mode != "kill" && mode != "mismatch" && mode != "badkey") {
     CHECK_OK(gdrBarrier(comm, nullptr));
     CHECK_OK(gdrCommDestroy(comm));
   }

@@ -233,7 +233,10 @@ void IbEndpoint::failWc(const ibv_wc& wc) {
       "RDMA to rank %d failed: %s on QP %u (%d of %d, device %s) completed with status %s (%d, vendor error %#x)%s%s%s",
       cfg_.peerRank, wcOpName(wc), wc.qp_num, q + 1, cfg_.nQps, dev_->name().c_str(),
       dev_->api().wc_status_str(wc.status), static_cast<int>(wc.status), wc.vendor_err,
-      wc.status == IBV_WC_RETRY_EXC_ERR ? ": the peer stopped answering (did it exit or die?)" : "",
+      wc.status == IBV_WC_RETRY_EXC_ERR   ? ": the peer stopped answering (did it exit or die?)"
+      : wc.status == IBV_WC_WR_FLUSH_ERR ? ": the QP was already in error (a failure of the peer's side of it, "
+                                           "or a transport error such as a rejected retransmission)"
+                                         : "",
       events.empty() ? "" : "; device events: ", events.c_str()));
 }
 

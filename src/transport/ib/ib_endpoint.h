@@ -40,7 +40,7 @@ struct IbEndpointConfig {
   size_t chunkFixed = 0;
   int trafficClass = 0;
   int serviceLevel = 0;
-  int timeout = 14;
+  int timeout = 20;
   int retryCnt = 7;
   bool keepRegistrations = false;
 };
@@ -74,6 +74,9 @@ class IbEndpoint final : public Endpoint {
 
   IbStats stats() const;
   RegCache& regCache() { return *regs_; }
+  // Tests only: the next writes use a wrong remote key, so the peer's NIC
+  // rejects them and this side sees a real error completion.
+  void breakRemoteKeyForTest() { remote_.slotsRkey ^= 0x5a5a5a5a; }
 
  private:
   struct PendingSend {
