@@ -21,19 +21,28 @@ int childRank() { return gChildRank; }
 
 std::vector<RankExit> runRanks(int nranks, const RankFn& fn, const Env& env, int timeoutSec) {
   for (auto& kv : env) setenv(kv.first.c_str(), kv.second.c_str(), 1);
-  gdrUniqueId id;
   std::vector<RankExit> exits(nranks);
-  if (gdrGetUniqueId(&id) != gdrSuccess) {
-    std::fprintf(stderr, "gdrGetUniqueId failed: %s\n", gdrGetLastError(nullptr));
-    return exits;
-  }
   std::fflush(stdout);
   std::fflush(stderr);
+  // Fork before gdrGetUniqueId starts its rendezvous thread: forking a
+  // process with other threads running can leave a child stuck on a lock
+  // (seen under AddressSanitizer). The id reaches the children by pipe.
   std::vector<pid_t> pids(nranks, -1);
+  std::vector<int> pipes(nranks, -1);
   for (int r = 0; r < nranks; ++r) {
+    int fds[2];
+    if (pipe(fds) != 0) return exits;
     pid_t pid = fork();
     if (pid == 0) {
+      close(fds[1]);
       gChildRank = r;
+      gdrUniqueId id;
+      size_t got = 0;
+      while (got < sizeof(id)) {
+        ssize_t n = read(fds[0], reinterpret_cast<char*>(&id) + got, sizeof(id) - got);
+        if (n <= 0) _exit(89);
+        got += static_cast<size_t>(n);
+      }
       gdrComm_t comm = nullptr;
       gdrResult_t rc = gdrCommInitRank(&comm, nranks, id, r);
       if (rc != gdrSuccess) {
@@ -47,7 +56,17 @@ std::vector<RankExit> runRanks(int nranks, const RankFn& fn, const Env& env, int
       std::fflush(stderr);
       _exit(result);
     }
+    close(fds[0]);
     pids[r] = pid;
+    pipes[r] = fds[1];
+  }
+  gdrUniqueId id;
+  bool haveId = gdrGetUniqueId(&id) == gdrSuccess;
+  if (!haveId) std::fprintf(stderr, "gdrGetUniqueId failed: %s\n", gdrGetLastError(nullptr));
+  for (int r = 0; r < nranks; ++r) {
+    if (haveId && write(pipes[r], &id, sizeof(id)) != static_cast<ssize_t>(sizeof(id)))
+      std::fprintf(stderr, "could not hand the unique id to rank %d\n", r);
+    close(pipes[r]);
   }
   for (auto& kv : env) unsetenv(kv.first.c_str());
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeoutSec);
