@@ -21,6 +21,8 @@ step devices 30 ibv_devices
 step colls_2qp_adaptive 240 $R 2 200 $T colls
 step colls_4qp 240 env GDR_IB_QPS_PER_PEER=4 $R 2 200 $T colls
 step colls_1qp_chunk4k 240 env GDR_IB_QPS_PER_PEER=1 GDR_IB_CHUNK=4096 GDR_IB_SLOTS=4 $R 2 200 $T colls
+# Transport auto between two "hosts" (GDR_HOST_ID differs): must pick ib.
+step auto_picks_ib 240 env GDR_TRANSPORT=auto RANK_HOSTS="hostA hostB" $R 2 200 $T colls
 step regcache 120 env GDR_IB_REG_CACHE=1 $R 2 100 $T regcache
 step mismatch 60 $R 2 50 $T mismatch
 step error_completion 60 $R 2 50 $T badkey

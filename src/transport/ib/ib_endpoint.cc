@@ -431,8 +431,13 @@ void IbEndpoint::postCredit() {
 }
 
 void IbEndpoint::checkPeer() {
-  if (side_) side_->checkPeer();
   if (connected_) pollCq();  // surfaces error completions even while nothing is posted
+  // The side channel closing means the peer's process is gone, which fails
+  // only operations that involve it: a peer that finished and destroyed its
+  // communicator must not fail this rank's wait on a third rank (destroy is
+  // not collective). Its abort notices still reach every rank through the
+  // ranks that were waiting on it.
+  if (side_ && (!sends_.empty() || !recvs_.empty() || !pend_.empty())) side_->checkPeer();
 }
 
 void IbEndpoint::sendAbort(gdrResult_t code, const std::string& reason) noexcept {
