@@ -1,20 +1,21 @@
 // Registration cache logic, without a device: registrations are recorded by
 // injected functions.
 #if GDR_HAVE_IB
-#include "transport/ib/reg_cache.h"
-
 #include <gtest/gtest.h>
 
 #include <random>
 #include <set>
 #include <vector>
 
+#include "transport/ib/reg_cache.h"
+
 namespace gdr::transport::ib {
 namespace {
 
 struct Fake {
   int next = 1;
-  std::multiset<std::pair<uintptr_t, size_t>> live;  // a stale entry and its replacement may share a range
+  std::multiset<std::pair<uintptr_t, size_t>>
+      live;  // a stale entry and its replacement may share a range
   int regs = 0, deregs = 0;
   RegCache make(bool keep, size_t maxUnused = 64) {
     return RegCache(

@@ -39,14 +39,14 @@ namespace {
 int gRank = 0, gSize = 1;
 int gFailures = 0;
 
-#define CHECK_OK(call)                                                                             \
-  do {                                                                                             \
-    gdrResult_t r_ = (call);                                                                       \
-    if (r_ != gdrSuccess) {                                                                        \
+#define CHECK_OK(call)                                                                           \
+  do {                                                                                           \
+    gdrResult_t r_ = (call);                                                                     \
+    if (r_ != gdrSuccess) {                                                                      \
       std::fprintf(stderr, "[rank %d] %s failed: %s: %s\n", gRank, #call, gdrGetErrorString(r_), \
-                   gdrGetLastError(comm));                                                         \
-      std::exit(2);                                                                                \
-    }                                                                                              \
+                   gdrGetLastError(comm));                                                       \
+      std::exit(2);                                                                              \
+    }                                                                                            \
   } while (0)
 
 int envInt(const char* n, int d) {
@@ -74,8 +74,8 @@ template <typename T>
 bool expectEq(const char* what, const std::vector<T>& got, const std::vector<T>& want) {
   for (size_t i = 0; i < want.size(); ++i)
     if (!(got[i] == want[i])) {
-      std::fprintf(stderr, "[rank %d] %s: element %zu of %zu is %g, expected %g\n", gRank, what, i, want.size(),
-                   static_cast<double>(got[i]), static_cast<double>(want[i]));
+      std::fprintf(stderr, "[rank %d] %s: element %zu of %zu is %g, expected %g\n", gRank, what, i,
+                   want.size(), static_cast<double>(got[i]), static_cast<double>(want[i]));
       ++gFailures;
       return false;
     }
@@ -95,7 +95,9 @@ void testAllReduce(gdrComm_t comm, gdrDataType_t dt, gdrRedOp_t op, size_t n, in
     T acc = val<T>(t, 0, i);
     for (int r = 1; r < gSize; ++r) {
       T v = val<T>(t, r, i);
-      acc = op == gdrSum ? static_cast<T>(acc + v) : op == gdrMax ? std::max(acc, v) : std::min(acc, v);
+      acc = op == gdrSum   ? static_cast<T>(acc + v)
+            : op == gdrMax ? std::max(acc, v)
+                           : std::min(acc, v);
     }
     want[i] = acc;
   }
@@ -106,7 +108,8 @@ void testAllReduce(gdrComm_t comm, gdrDataType_t dt, gdrRedOp_t op, size_t n, in
     CHECK_OK(gdrAllReduce(in.data(), out.data(), n, dt, op, comm, nullptr));
   }
   char what[96];
-  std::snprintf(what, sizeof(what), "allreduce(n=%zu, type %d, op %d%s)", n, dt, op, inPlace ? ", in place" : "");
+  std::snprintf(what, sizeof(what), "allreduce(n=%zu, type %d, op %d%s)", n, dt, op,
+                inPlace ? ", in place" : "");
   expectEq(what, out, want);
 }
 
@@ -202,7 +205,8 @@ void checkTransport(gdrComm_t comm) {
     std::string name = c->transportTo(p);
     std::printf("[rank %d] peer %d: transport %s\n", gRank, p, name.c_str());
     if (want && name != want) {
-      std::fprintf(stderr, "[rank %d] peer %d uses %s, expected %s\n", gRank, p, name.c_str(), want);
+      std::fprintf(stderr, "[rank %d] peer %d uses %s, expected %s\n", gRank, p, name.c_str(),
+                   want);
       ++gFailures;
     }
   }
@@ -217,10 +221,12 @@ void reportIb(gdrComm_t comm) {
     auto s = ep->stats();
     std::string perQp;
     for (auto n : s.chunksPerQp) perQp += " " + std::to_string(n);
-    std::printf("[rank %d] ib to %d: %" PRIu64 " chunks sent (per QP:%s), %" PRIu64 " received, %" PRIu64
-                " credit writes, chunk now %zu (%d changes), registrations %" PRIu64 " hits %" PRIu64 " misses\n",
-                gRank, p, s.chunksSent, perQp.c_str(), s.chunksReceived, s.creditWrites, s.chunkBytes,
-                s.chunkChanges, s.reg.hits, s.reg.misses);
+    std::printf("[rank %d] ib to %d: %" PRIu64 " chunks sent (per QP:%s), %" PRIu64
+                " received, %" PRIu64
+                " credit writes, chunk now %zu (%d changes), registrations %" PRIu64
+                " hits %" PRIu64 " misses\n",
+                gRank, p, s.chunksSent, perQp.c_str(), s.chunksReceived, s.creditWrites,
+                s.chunkBytes, s.chunkChanges, s.reg.hits, s.reg.misses);
     // Several QPs: every one of them must have carried chunks.
     if (s.chunksSent >= 64)
       for (size_t q = 0; q < s.chunksPerQp.size(); ++q)
@@ -228,7 +234,8 @@ void reportIb(gdrComm_t comm) {
           std::fprintf(stderr, "[rank %d] QP %zu to rank %d carried no chunk\n", gRank, q, p);
           ++gFailures;
         }
-    if (int fixed = envInt("GDR_IB_CHUNK", 0); fixed && s.chunkBytes != static_cast<size_t>(fixed)) {
+    if (int fixed = envInt("GDR_IB_CHUNK", 0);
+        fixed && s.chunkBytes != static_cast<size_t>(fixed)) {
       std::fprintf(stderr, "[rank %d] chunk is %zu, GDR_IB_CHUNK=%d\n", gRank, s.chunkBytes, fixed);
       ++gFailures;
     }
@@ -262,9 +269,11 @@ void runColls(gdrComm_t comm) {
     testAllToAll<int32_t>(comm, gdrInt32, n, (t += gSize + 1));
     testSendRecv(comm, n, ++t);
   }
-  std::printf("[rank %d] colls: %d sizes x (allreduce x5 types, bcast x%d roots, allgather, reduce, reduce-scatter, "
-              "alltoall, send/recv)\n",
-              gRank, (int)sizes.size(), gSize);
+  std::printf(
+      "[rank %d] colls: %d sizes x (allreduce x5 types, bcast x%d roots, allgather, reduce, "
+      "reduce-scatter, "
+      "alltoall, send/recv)\n",
+      gRank, (int)sizes.size(), gSize);
   reportIb(comm);
 }
 
@@ -296,8 +305,8 @@ void runRegCache(gdrComm_t comm) {
   }
   auto after = ep->stats().reg;
   uint64_t hits = after.hits - before.hits, misses = after.misses - before.misses;
-  std::printf("[rank %d] regcache: %d sends of one buffer: %" PRIu64 " hits, %" PRIu64 " misses\n", gRank, iters,
-              hits, misses);
+  std::printf("[rank %d] regcache: %d sends of one buffer: %" PRIu64 " hits, %" PRIu64 " misses\n",
+              gRank, iters, hits, misses);
   if (misses != 1 || hits != iters - 1) {
     std::fprintf(stderr, "[rank %d] regcache: expected 1 miss and %d hits\n", gRank, iters - 1);
     ++gFailures;
@@ -309,7 +318,8 @@ void runRegCache(gdrComm_t comm) {
   CHECK_OK(gdrRecv(out.data(), n, gdrInt32, peer, comm, nullptr));
   CHECK_OK(gdrGroupEnd());
   if (ep->stats().reg.misses != after.misses + 1) {
-    std::fprintf(stderr, "[rank %d] regcache: a send after invalidate() did not register again\n", gRank);
+    std::fprintf(stderr, "[rank %d] regcache: a send after invalidate() did not register again\n",
+                 gRank);
     ++gFailures;
   }
 #else
@@ -326,8 +336,10 @@ void runBandwidth(gdrComm_t comm) {
   for (int warm = 0; warm < 2; ++warm) {
     auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < iters; ++i) {
-      if (gRank == 0) CHECK_OK(gdrSend(buf.data(), bytes, gdrUint8, 1, comm, nullptr));
-      else if (gRank == 1) CHECK_OK(gdrRecv(buf.data(), bytes, gdrUint8, 0, comm, nullptr));
+      if (gRank == 0)
+        CHECK_OK(gdrSend(buf.data(), bytes, gdrUint8, 1, comm, nullptr));
+      else if (gRank == 1)
+        CHECK_OK(gdrRecv(buf.data(), bytes, gdrUint8, 0, comm, nullptr));
     }
     CHECK_OK(gdrBarrier(comm, nullptr));
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -356,7 +368,8 @@ int runBadKey(gdrComm_t comm) {
 #if GDR_HAVE_IB
   auto* c = static_cast<gdr::Communicator*>(comm);
   if (gRank == 0)
-    if (auto* ep = dynamic_cast<gdr::transport::ib::IbEndpoint*>(c->endpoint(1))) ep->breakRemoteKeyForTest();
+    if (auto* ep = dynamic_cast<gdr::transport::ib::IbEndpoint*>(c->endpoint(1)))
+      ep->breakRemoteKeyForTest();
 #endif
   std::vector<int32_t> buf(100000, gRank);
   gdrResult_t r = gRank == 0 ? gdrSend(buf.data(), buf.size(), gdrInt32, 1, comm, nullptr)
@@ -364,7 +377,8 @@ int runBadKey(gdrComm_t comm) {
   const char* text = gdrGetLastError(comm);
   std::printf("[rank %d] badkey: %s: %s\n", gRank, gdrGetErrorString(r), text);
   bool ok = r == gdrRemoteError &&
-            (gRank != 0 || (std::strstr(text, "QP") && std::strstr(text, "status") && std::strstr(text, "rank 1")));
+            (gRank != 0 || (std::strstr(text, "QP") && std::strstr(text, "status") &&
+                            std::strstr(text, "rank 1")));
   gdrCommAbort(comm);
   return ok ? 0 : 1;
 }
@@ -387,7 +401,8 @@ int runKill(gdrComm_t comm) {
     r = gdrAllReduce(in.data(), out.data(), n, gdrInt32, gdrSum, comm, nullptr);
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (r == gdrSuccess) {
-    std::fprintf(stderr, "[rank %d] kill: 50 all-reduces succeeded although rank %d was killed\n", gRank, gSize - 1);
+    std::fprintf(stderr, "[rank %d] kill: 50 all-reduces succeeded although rank %d was killed\n",
+                 gRank, gSize - 1);
     return 1;
   }
   gdrResult_t async = gdrSuccess;
@@ -437,17 +452,23 @@ int main(int argc, char** argv) {
   uint64_t seed = std::random_device{}() ^ (static_cast<uint64_t>(std::random_device{}()) << 32);
   CHECK_OK(gdrBroadcast(&seed, 1, gdrUint64, 0, comm, nullptr));
   gSeed = seed;
-  std::printf("[rank %d] of %d: communicator up in %.2f s, mode %s, seed %016" PRIx64 "\n", gRank, gSize, initS,
-              mode.c_str(), seed);
+  std::printf("[rank %d] of %d: communicator up in %.2f s, mode %s, seed %016" PRIx64 "\n", gRank,
+              gSize, initS, mode.c_str(), seed);
   checkTransport(comm);
   auto t1 = std::chrono::steady_clock::now();
   int rc = 0;
-  if (mode == "colls") runColls(comm);
-  else if (mode == "regcache") runRegCache(comm);
-  else if (mode == "kill") rc = runKill(comm);
-  else if (mode == "bw") runBandwidth(comm);
-  else if (mode == "mismatch") rc = runMismatch(comm);
-  else if (mode == "badkey") rc = runBadKey(comm);
+  if (mode == "colls")
+    runColls(comm);
+  else if (mode == "regcache")
+    runRegCache(comm);
+  else if (mode == "kill")
+    rc = runKill(comm);
+  else if (mode == "bw")
+    runBandwidth(comm);
+  else if (mode == "mismatch")
+    rc = runMismatch(comm);
+  else if (mode == "badkey")
+    rc = runBadKey(comm);
   else {
     std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
     return 2;
@@ -463,7 +484,8 @@ int main(int argc, char** argv) {
     // transport does not need this and is tested without it.
     bool socketPeer = false;
     for (int p = 0; p < gSize; ++p)
-      socketPeer |= p != gRank && std::string(static_cast<gdr::Communicator*>(comm)->transportTo(p)) == "socket";
+      socketPeer |= p != gRank &&
+                    std::string(static_cast<gdr::Communicator*>(comm)->transportTo(p)) == "socket";
     if (socketPeer) std::this_thread::sleep_for(std::chrono::milliseconds(300));
     CHECK_OK(gdrCommDestroy(comm));
   }

@@ -23,12 +23,16 @@ void ChunkPolicy::onComplete(size_t bytes, double nowUs, double occupancy) {
   const double elapsed = std::max(nowUs - winStartUs_, 1e-3);
   const double rate = winBytes_ / elapsed;
   const bool receiverBound = winOcc_ / n_ >= 0.9;
-  if (receiverBound) dir_ = +1;
-  else if (lastRate_ > 0 && rate < lastRate_) dir_ = -dir_;
+  if (receiverBound)
+    dir_ = +1;
+  else if (lastRate_ > 0 && rate < lastRate_)
+    dir_ = -dir_;
   lastRate_ = rate;
   size_t next = cur_;
-  if (dir_ > 0) next = std::min(cur_ + kStep, kMax);
-  else next = cur_ > kMin + kStep ? cur_ - kStep : kMin;
+  if (dir_ > 0)
+    next = std::min(cur_ + kStep, kMax);
+  else
+    next = cur_ > kMin + kStep ? cur_ - kStep : kMin;
   if (next != cur_) ++changes_;
   cur_ = next;
   winStartUs_ = nowUs;

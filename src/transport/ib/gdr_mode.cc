@@ -9,9 +9,12 @@ namespace gdr::transport::ib {
 
 const char* gdrModeName(GdrMode m) {
   switch (m) {
-    case GdrMode::DmaBuf: return "dma-buf";
-    case GdrMode::PeerMem: return "nvidia-peermem";
-    case GdrMode::Staged: return "staged through host memory";
+    case GdrMode::DmaBuf:
+      return "dma-buf";
+    case GdrMode::PeerMem:
+      return "nvidia-peermem";
+    case GdrMode::Staged:
+      return "staged through host memory";
   }
   return "?";
 }
@@ -21,13 +24,17 @@ GdrDecision decideGdr(const GdrChecks& c) {
   if (!c.cudaBuilt) return {GdrMode::Staged, "this build has no CUDA support"};
   if (!c.gpuPresent) return {GdrMode::Staged, "no CUDA device is visible"};
   if (!c.pathAllowed && c.forced != 1)
-    return {GdrMode::Staged, "the GPU-NIC path is beyond GDR_NET_GDR_LEVEL (GDR_NET_GDR=1 forces GPUDirect)"};
-  if (c.nicDmaBuf && c.gpuDmaBuf) return {GdrMode::DmaBuf, "GPU and libibverbs both support dma-buf"};
+    return {GdrMode::Staged,
+            "the GPU-NIC path is beyond GDR_NET_GDR_LEVEL (GDR_NET_GDR=1 forces GPUDirect)"};
+  if (c.nicDmaBuf && c.gpuDmaBuf)
+    return {GdrMode::DmaBuf, "GPU and libibverbs both support dma-buf"};
   if (c.peerMemLoaded)
-    return {GdrMode::PeerMem, c.nicDmaBuf ? "the GPU driver lacks dma-buf; nvidia-peermem is loaded"
-                                          : "libibverbs lacks ibv_reg_dmabuf_mr; nvidia-peermem is loaded"};
-  return {GdrMode::Staged, c.forced == 1 ? "GDR_NET_GDR=1 but neither dma-buf nor nvidia-peermem is available"
-                                         : "neither dma-buf nor nvidia-peermem is available"};
+    return {GdrMode::PeerMem, c.nicDmaBuf
+                                  ? "the GPU driver lacks dma-buf; nvidia-peermem is loaded"
+                                  : "libibverbs lacks ibv_reg_dmabuf_mr; nvidia-peermem is loaded"};
+  return {GdrMode::Staged, c.forced == 1
+                               ? "GDR_NET_GDR=1 but neither dma-buf nor nvidia-peermem is available"
+                               : "neither dma-buf nor nvidia-peermem is available"};
 }
 
 GdrChecks probeGdrChecks() {

@@ -13,13 +13,13 @@ enum class GdrMode { DmaBuf, PeerMem, Staged };
 const char* gdrModeName(GdrMode m);
 
 struct GdrChecks {
-  bool cudaBuilt = false;        // this build has CUDA (GDR_HAVE_CUDA)
-  bool gpuPresent = false;       // a CUDA device is visible
-  bool nicDmaBuf = false;        // libibverbs exports ibv_reg_dmabuf_mr
-  bool gpuDmaBuf = false;        // CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED
-  bool peerMemLoaded = false;    // nvidia-peermem / nv_peer_mem in sysfs
-  bool pathAllowed = true;       // the topology says GDR is worth it on this GPU-NIC path
-  int forced = -1;               // GDR_NET_GDR
+  bool cudaBuilt = false;      // this build has CUDA (GDR_HAVE_CUDA)
+  bool gpuPresent = false;     // a CUDA device is visible
+  bool nicDmaBuf = false;      // libibverbs exports ibv_reg_dmabuf_mr
+  bool gpuDmaBuf = false;      // CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED
+  bool peerMemLoaded = false;  // nvidia-peermem / nv_peer_mem in sysfs
+  bool pathAllowed = true;     // the topology says GDR is worth it on this GPU-NIC path
+  int forced = -1;             // GDR_NET_GDR
 };
 
 struct GdrDecision {

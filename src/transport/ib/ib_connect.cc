@@ -22,18 +22,21 @@ IbEndpointConfig configFromParams(int rank, int peer) {
   c.nSlots = static_cast<uint32_t>(param::getInt("GDR_IB_SLOTS"));
   int64_t chunk = param::getInt("GDR_IB_CHUNK");
   if (chunk < 0 || chunk % 4096 || chunk > (16 << 20))
-    throw InvalidArgument(strprintf("GDR_IB_CHUNK=%lld must be 0 (adaptive) or a multiple of 4096 up to 16M",
-                                    (long long)chunk));
+    throw InvalidArgument(
+        strprintf("GDR_IB_CHUNK=%lld must be 0 (adaptive) or a multiple of 4096 up to 16M",
+                  (long long)chunk));
   c.chunkFixed = static_cast<size_t>(chunk);
   c.trafficClass = static_cast<int>(param::getInt("GDR_IB_TC"));
   c.serviceLevel = static_cast<int>(param::getInt("GDR_IB_SL"));
   c.timeout = static_cast<int>(param::getInt("GDR_IB_TIMEOUT"));
   c.retryCnt = static_cast<int>(param::getInt("GDR_IB_RETRY_CNT"));
   c.keepRegistrations = param::getBool("GDR_IB_REG_CACHE");
-  if (c.qpDepth < 16 || c.maxWr < 1 || c.timeout < 0 || c.timeout > 31 || c.retryCnt < 0 || c.retryCnt > 7 ||
-      c.trafficClass < 0 || c.trafficClass > 255 || c.serviceLevel < 0 || c.serviceLevel > 15)
+  if (c.qpDepth < 16 || c.maxWr < 1 || c.timeout < 0 || c.timeout > 31 || c.retryCnt < 0 ||
+      c.retryCnt > 7 || c.trafficClass < 0 || c.trafficClass > 255 || c.serviceLevel < 0 ||
+      c.serviceLevel > 15)
     throw InvalidArgument(
-        "GDR_IB_QP_DEPTH >= 16, GDR_IB_MAX_WR >= 1, GDR_IB_TIMEOUT in [0,31], GDR_IB_RETRY_CNT in [0,7], "
+        "GDR_IB_QP_DEPTH >= 16, GDR_IB_MAX_WR >= 1, GDR_IB_TIMEOUT in [0,31], GDR_IB_RETRY_CNT in "
+        "[0,7], "
         "GDR_IB_TC in [0,255] and GDR_IB_SL in [0,15] are required");
   return c;
 }
@@ -54,8 +57,8 @@ void upgradeEndpoints(boot::Bootstrap& boot, int rank, int size, const std::vect
   if (!dev && !forced) GDR_INFO(kNet, "rank %d: verbs transport not used: %s", rank, why.c_str());
   if (dev) {
     GdrDecision d = decideGdr(probeGdrChecks());
-    GDR_INFO(kNet, "rank %d: GPU memory over %s: %s (%s)", rank, dev->name().c_str(), gdrModeName(d.mode),
-             d.reason.c_str());
+    GDR_INFO(kNet, "rank %d: GPU memory over %s: %s (%s)", rank, dev->name().c_str(),
+             gdrModeName(d.mode), d.reason.c_str());
   }
 
   // One row per rank: its connection info for every peer (nQps 0: none).
@@ -75,7 +78,8 @@ void upgradeEndpoints(boot::Bootstrap& boot, int rank, int size, const std::vect
     const IbConnInfo& theirs = table[static_cast<size_t>(r) * size + rank];
     if (!ibs[r] || theirs.nQps == 0) {
       if (forced)
-        throw NotSupported(strprintf("GDR_TRANSPORT=ib but rank %d has no usable RDMA device", ibs[r] ? r : rank));
+        throw NotSupported(
+            strprintf("GDR_TRANSPORT=ib but rank %d has no usable RDMA device", ibs[r] ? r : rank));
       continue;
     }
     ibs[r]->connect(theirs, std::move(eps[r]));

@@ -19,8 +19,8 @@ bool isV4Mapped(const ibv_gid& g) {
 }
 
 std::string sysfsGidType(const std::string& dev, int port, int idx) {
-  std::ifstream f("/sys/class/infiniband/" + dev + "/ports/" + std::to_string(port) + "/gid_attrs/types/" +
-                  std::to_string(idx));
+  std::ifstream f("/sys/class/infiniband/" + dev + "/ports/" + std::to_string(port) +
+                  "/gid_attrs/types/" + std::to_string(idx));
   std::string s;
   std::getline(f, s);
   return s;
@@ -46,7 +46,8 @@ int pickRoceGid(int tableLen, const std::function<bool(int, ibv_gid*)>& query,
     if (!query(i, &g) || !isV4Mapped(g)) continue;
     std::string t = typeOf(i);
     if (t == "RoCE v2") return i;
-    if (t.empty() && fallback < 0) fallback = i;  // type unknown: IPv4-mapped is still RoCEv2-shaped
+    if (t.empty() && fallback < 0)
+      fallback = i;  // type unknown: IPv4-mapped is still RoCEv2-shaped
   }
   return fallback;
 }
@@ -66,7 +67,8 @@ std::shared_ptr<IbDevice> IbDevice::open() {
   const IbvApi* api = ibvApi(&why);
   if (!api) throw NotSupported("RDMA unavailable: " + why);
   DeviceList devs(api);
-  if (!devs.list || devs.n == 0) throw NotSupported("RDMA unavailable: libibverbs lists no devices");
+  if (!devs.list || devs.n == 0)
+    throw NotSupported("RDMA unavailable: libibverbs lists no devices");
 
   std::string want = param::getString("GDR_IB_HCA");
   int wantPort = 0;
@@ -89,7 +91,8 @@ std::shared_ptr<IbDevice> IbDevice::open() {
     for (int p = 1; p <= da.phys_port_cnt; ++p) {
       if (wantPort && p != wantPort) continue;
       ibv_port_attr pa{};
-      if (api->queryPort(ctx, static_cast<uint8_t>(p), &pa) != 0 || pa.state != IBV_PORT_ACTIVE) continue;
+      if (api->queryPort(ctx, static_cast<uint8_t>(p), &pa) != 0 || pa.state != IBV_PORT_ACTIVE)
+        continue;
       d->ctx_ = ctx;
       d->name_ = name;
       d->port_ = static_cast<uint8_t>(p);
@@ -103,28 +106,32 @@ std::shared_ptr<IbDevice> IbDevice::open() {
         d->gidIndex_ = forced;
       } else if (d->roce_) {
         d->gidIndex_ = pickRoceGid(
-            pa.gid_tbl_len, [&](int idx, ibv_gid* g) { return api->query_gid(ctx, d->port_, idx, g) == 0; },
+            pa.gid_tbl_len,
+            [&](int idx, ibv_gid* g) { return api->query_gid(ctx, d->port_, idx, g) == 0; },
             [&](int idx) { return sysfsGidType(name, p, idx); });
         if (d->gidIndex_ < 0)
-          throw NotSupported(strprintf("RDMA device %s port %d has no RoCEv2 IPv4 GID (set GDR_IB_GID_INDEX)",
-                                       name.c_str(), p));
+          throw NotSupported(
+              strprintf("RDMA device %s port %d has no RoCEv2 IPv4 GID (set GDR_IB_GID_INDEX)",
+                        name.c_str(), p));
       }
       if (api->query_gid(ctx, d->port_, d->gidIndex_, &d->gid_) != 0)
-        throw NotSupported(strprintf("RDMA device %s port %d: cannot read GID %d", name.c_str(), p, d->gidIndex_));
+        throw NotSupported(
+            strprintf("RDMA device %s port %d: cannot read GID %d", name.c_str(), p, d->gidIndex_));
       break;
     }
     if (!d->ctx_) api->close_device(ctx);
   }
   if (!d->ctx_)
-    throw NotSupported(want.empty() ? std::string("RDMA unavailable: no device has an active port")
-                                    : strprintf("RDMA device %s (GDR_IB_HCA) not found or its port is not active",
-                                                want.c_str()));
+    throw NotSupported(
+        want.empty() ? std::string("RDMA unavailable: no device has an active port")
+                     : strprintf("RDMA device %s (GDR_IB_HCA) not found or its port is not active",
+                                 want.c_str()));
   d->pd_ = api->alloc_pd(d->ctx_);
   if (!d->pd_) throw SystemError(strprintf("ibv_alloc_pd on %s", d->name_.c_str()), errno);
   const uint8_t* g = d->gid_.raw;
-  GDR_INFO(kNet, "RDMA device %s port %u: %s, GID[%d] %u.%u.%u.%u (last 4 bytes), MTU %d, LID %u", d->name_.c_str(),
-           d->port_, d->roce_ ? "RoCE" : "InfiniBand", d->gidIndex_, g[12], g[13], g[14], g[15],
-           128 << d->mtu_, d->lid_);
+  GDR_INFO(kNet, "RDMA device %s port %u: %s, GID[%d] %u.%u.%u.%u (last 4 bytes), MTU %d, LID %u",
+           d->name_.c_str(), d->port_, d->roce_ ? "RoCE" : "InfiniBand", d->gidIndex_, g[12], g[13],
+           g[14], g[15], 128 << d->mtu_, d->lid_);
   return d;
 }
 

@@ -39,9 +39,12 @@ void* pageAlloc(size_t bytes) {
 
 const char* wcOpName(const ibv_wc& wc) {
   switch (wc.wr_id & 3) {
-    case kWrData: return "RDMA WRITE WITH IMM (data chunk)";
-    case kWrCredit: return "RDMA WRITE (credit)";
-    default: return "RECV (write-with-imm landing)";
+    case kWrData:
+      return "RDMA WRITE WITH IMM (data chunk)";
+    case kWrCredit:
+      return "RDMA WRITE (credit)";
+    default:
+      return "RECV (write-with-imm landing)";
   }
 }
 
@@ -54,10 +57,14 @@ struct IbEndpoint::Ctrl {
 };
 
 IbEndpoint::IbEndpoint(std::shared_ptr<IbDevice> dev, const IbEndpointConfig& cfg)
-    : dev_(std::move(dev)), cfg_(cfg), policy_(cfg.chunkFixed), t0_(std::chrono::steady_clock::now()) {
+    : dev_(std::move(dev)),
+      cfg_(cfg),
+      policy_(cfg.chunkFixed),
+      t0_(std::chrono::steady_clock::now()) {
   const IbvApi& api = dev_->api();
   if (cfg_.nQps < 1 || cfg_.nQps > kMaxQpsPerPeer)
-    throw InvalidArgument(strprintf("GDR_IB_QPS_PER_PEER=%d must be in [1, %d]", cfg_.nQps, kMaxQpsPerPeer));
+    throw InvalidArgument(
+        strprintf("GDR_IB_QPS_PER_PEER=%d must be in [1, %d]", cfg_.nQps, kMaxQpsPerPeer));
   if (cfg_.nSlots < 2 || (cfg_.nSlots & (cfg_.nSlots - 1)))
     throw InvalidArgument(strprintf("GDR_IB_SLOTS=%u must be a power of two >= 2", cfg_.nSlots));
   ibv_pd* pd = dev_->pd();
@@ -66,9 +73,10 @@ IbEndpoint::IbEndpoint(std::shared_ptr<IbDevice> dev, const IbEndpointConfig& cf
         ibv_mr* mr = api.reg_mr(pd, reinterpret_cast<void*>(base), len, IBV_ACCESS_LOCAL_WRITE);
         if (!mr) mr = api.reg_mr(pd, reinterpret_cast<void*>(base), len, 0);  // read-only memory
         if (!mr)
-          throw SystemError(strprintf("ibv_reg_mr of %zu bytes at %p for sends to rank %d on %s", len,
-                                      reinterpret_cast<void*>(base), cfg_.peerRank, dev_->name().c_str()),
-                            errno);
+          throw SystemError(
+              strprintf("ibv_reg_mr of %zu bytes at %p for sends to rank %d on %s", len,
+                        reinterpret_cast<void*>(base), cfg_.peerRank, dev_->name().c_str()),
+              errno);
         return Registration{mr, mr->lkey, mr->rkey};
       },
       [&api](const Registration& r) { api.dereg_mr(static_cast<ibv_mr*>(r.handle)); },
@@ -79,15 +87,19 @@ IbEndpoint::IbEndpoint(std::shared_ptr<IbDevice> dev, const IbEndpointConfig& cf
   ctrl_ = static_cast<Ctrl*>(pageAlloc(sizeof(Ctrl) + sizeof(ChunkHdr) * cfg_.nSlots));
   const int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
   slotsMr_ = api.reg_mr(pd, slots_, slotStride_ * cfg_.nSlots, rw);
-  if (!slotsMr_) throw SystemError(strprintf("ibv_reg_mr of receive slots on %s", dev_->name().c_str()), errno);
+  if (!slotsMr_)
+    throw SystemError(strprintf("ibv_reg_mr of receive slots on %s", dev_->name().c_str()), errno);
   ctrlMr_ = api.reg_mr(pd, ctrl_, sizeof(Ctrl) + sizeof(ChunkHdr) * cfg_.nSlots, rw);
-  if (!ctrlMr_) throw SystemError(strprintf("ibv_reg_mr of the control block on %s", dev_->name().c_str()), errno);
+  if (!ctrlMr_)
+    throw SystemError(strprintf("ibv_reg_mr of the control block on %s", dev_->name().c_str()),
+                      errno);
 
   sqCap_ = std::min(cfg_.qpDepth, dev_->maxQpWr() > 0 ? dev_->maxQpWr() : cfg_.qpDepth);
   int cqe = cfg_.nQps * 2 * sqCap_;
   if (dev_->maxCqe() > 0) cqe = std::min(cqe, dev_->maxCqe());
   cq_ = api.create_cq(dev_->ctx(), cqe, nullptr, nullptr, 0);
-  if (!cq_) throw SystemError(strprintf("ibv_create_cq(%d) on %s", cqe, dev_->name().c_str()), errno);
+  if (!cq_)
+    throw SystemError(strprintf("ibv_create_cq(%d) on %s", cqe, dev_->name().c_str()), errno);
   std::random_device rd;
   for (int q = 0; q < cfg_.nQps; ++q) {
     ibv_qp_init_attr ia{};
@@ -99,15 +111,19 @@ IbEndpoint::IbEndpoint(std::shared_ptr<IbDevice> dev, const IbEndpointConfig& cf
     ia.cap.max_send_sge = 2;
     ia.cap.max_recv_sge = 1;
     ibv_qp* qp = api.create_qp(pd, &ia);
-    if (!qp) throw SystemError(strprintf("ibv_create_qp (RC, depth %d) on %s", sqCap_, dev_->name().c_str()), errno);
+    if (!qp)
+      throw SystemError(
+          strprintf("ibv_create_qp (RC, depth %d) on %s", sqCap_, dev_->name().c_str()), errno);
     qps_.push_back(qp);
     ibv_qp_attr a{};
     a.qp_state = IBV_QPS_INIT;
     a.pkey_index = 0;
     a.port_num = dev_->port();
     a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
-    if (int e = api.modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-      throw SystemError(strprintf("ibv_modify_qp(INIT) of QP %u to rank %d", qp->qp_num, cfg_.peerRank), e);
+    if (int e = api.modify_qp(qp, &a,
+                              IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+      throw SystemError(
+          strprintf("ibv_modify_qp(INIT) of QP %u to rank %d", qp->qp_num, cfg_.peerRank), e);
     psn_.push_back(rd() & 0xffffff);
   }
   sqUsed_.assign(cfg_.nQps, 0);
@@ -149,10 +165,11 @@ IbConnInfo IbEndpoint::localInfo() const {
 void IbEndpoint::connect(const IbConnInfo& r, std::unique_ptr<Endpoint> side) {
   const IbvApi& api = dev_->api();
   if (r.nQps != cfg_.nQps || r.nSlots != cfg_.nSlots || r.slotStride != slotStride_)
-    throw InvalidUsage(strprintf("rank %d set up its verbs connection differently (%d QPs, %u slots of %llu bytes; "
-                                 "this rank: %d, %u, %zu): use the same GDR_IB_* settings on every rank",
-                                 cfg_.peerRank, r.nQps, r.nSlots, (unsigned long long)r.slotStride, cfg_.nQps,
-                                 cfg_.nSlots, slotStride_));
+    throw InvalidUsage(strprintf(
+        "rank %d set up its verbs connection differently (%d QPs, %u slots of %llu bytes; "
+        "this rank: %d, %u, %zu): use the same GDR_IB_* settings on every rank",
+        cfg_.peerRank, r.nQps, r.nSlots, (unsigned long long)r.slotStride, cfg_.nQps, cfg_.nSlots,
+        slotStride_));
   remote_ = r;
   side_ = std::move(side);
   const ibv_mtu mtu = std::min(dev_->mtu(), static_cast<ibv_mtu>(r.mtu));
@@ -176,10 +193,10 @@ void IbEndpoint::connect(const IbConnInfo& r, std::unique_ptr<Endpoint> side) {
       a.ah_attr.dlid = r.lid;
     }
     if (int e = api.modify_qp(qps_[q], &a,
-                              IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                                  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-      throw SystemError(strprintf("ibv_modify_qp(RTR) of QP %u to rank %d (remote QP %u) on %s", qps_[q]->qp_num,
-                                  cfg_.peerRank, r.qpn[q], dev_->name().c_str()),
+                              IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+      throw SystemError(strprintf("ibv_modify_qp(RTR) of QP %u to rank %d (remote QP %u) on %s",
+                                  qps_[q]->qp_num, cfg_.peerRank, r.qpn[q], dev_->name().c_str()),
                         e);
     ibv_qp_attr s{};
     s.qp_state = IBV_QPS_RTS;
@@ -189,16 +206,20 @@ void IbEndpoint::connect(const IbConnInfo& r, std::unique_ptr<Endpoint> side) {
     s.rnr_retry = 7;
     s.max_rd_atomic = 1;
     if (int e = api.modify_qp(qps_[q], &s,
-                              IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                                  IBV_QP_MAX_QP_RD_ATOMIC))
-      throw SystemError(strprintf("ibv_modify_qp(RTS) of QP %u to rank %d", qps_[q]->qp_num, cfg_.peerRank), e);
+                              IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                                  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
+      throw SystemError(
+          strprintf("ibv_modify_qp(RTS) of QP %u to rank %d", qps_[q]->qp_num, cfg_.peerRank), e);
     // Enough landing receives for every slot on any one QP, plus slack.
     for (uint32_t i = 0; i < cfg_.nSlots + 2; ++i) postRecvWr(q);
   }
   connected_ = true;
-  GDR_INFO(kNet, "rank %d -> rank %d: ib on %s, %d QP(s) (first %u -> %u), %u slots of %zu bytes, chunk %s %zu",
-           cfg_.myRank, cfg_.peerRank, dev_->name().c_str(), cfg_.nQps, qps_[0]->qp_num, r.qpn[0], cfg_.nSlots,
-           slotStride_ - sizeof(ChunkHdr), policy_.adaptive() ? "adaptive from" : "fixed", policy_.chunk());
+  GDR_INFO(kNet,
+           "rank %d -> rank %d: ib on %s, %d QP(s) (first %u -> %u), %u slots of %zu bytes, chunk "
+           "%s %zu",
+           cfg_.myRank, cfg_.peerRank, dev_->name().c_str(), cfg_.nQps, qps_[0]->qp_num, r.qpn[0],
+           cfg_.nSlots, slotStride_ - sizeof(ChunkHdr),
+           policy_.adaptive() ? "adaptive from" : "fixed", policy_.chunk());
 }
 
 void IbEndpoint::postRecvWr(int q) {
@@ -220,8 +241,9 @@ double IbEndpoint::nowUs() const {
 }
 
 void IbEndpoint::failPost(const char* what, int q, int err) {
-  throw RemoteError(strprintf("%s on QP %u (%d of %d) to rank %d failed on %s: %s", what, qps_[q]->qp_num, q + 1,
-                              cfg_.nQps, cfg_.peerRank, dev_->name().c_str(), std::strerror(err)));
+  throw RemoteError(strprintf("%s on QP %u (%d of %d) to rank %d failed on %s: %s", what,
+                              qps_[q]->qp_num, q + 1, cfg_.nQps, cfg_.peerRank,
+                              dev_->name().c_str(), std::strerror(err)));
 }
 
 void IbEndpoint::failWc(const ibv_wc& wc) {
@@ -230,13 +252,15 @@ void IbEndpoint::failWc(const ibv_wc& wc) {
   // the failure path and the text is only more complete for it.
   std::string events = dev_->drainAsyncEvents();
   throw RemoteError(strprintf(
-      "RDMA to rank %d failed: %s on QP %u (%d of %d, device %s) completed with status %s (%d, vendor error %#x)%s%s%s",
+      "RDMA to rank %d failed: %s on QP %u (%d of %d, device %s) completed with status %s (%d, "
+      "vendor error %#x)%s%s%s",
       cfg_.peerRank, wcOpName(wc), wc.qp_num, q + 1, cfg_.nQps, dev_->name().c_str(),
       dev_->api().wc_status_str(wc.status), static_cast<int>(wc.status), wc.vendor_err,
-      wc.status == IBV_WC_RETRY_EXC_ERR   ? ": the peer stopped answering (did it exit or die?)"
-      : wc.status == IBV_WC_WR_FLUSH_ERR ? ": the QP was already in error (a failure of the peer's side of it, "
-                                           "or a transport error such as a rejected retransmission)"
-                                         : "",
+      wc.status == IBV_WC_RETRY_EXC_ERR ? ": the peer stopped answering (did it exit or die?)"
+      : wc.status == IBV_WC_WR_FLUSH_ERR
+          ? ": the QP was already in error (a failure of the peer's side of it, "
+            "or a transport error such as a rejected retransmission)"
+          : "",
       events.empty() ? "" : "; device events: ", events.c_str()));
 }
 
@@ -256,7 +280,9 @@ bool IbEndpoint::pollCq() {
   bool moved = false;
   for (;;) {
     int n = ibv_poll_cq(cq_, 32, wcs);
-    if (n < 0) throw RemoteError(strprintf("ibv_poll_cq for rank %d failed on %s", cfg_.peerRank, dev_->name().c_str()));
+    if (n < 0)
+      throw RemoteError(
+          strprintf("ibv_poll_cq for rank %d failed on %s", cfg_.peerRank, dev_->name().c_str()));
     if (n == 0) break;
     moved = true;
     for (int i = 0; i < n; ++i) {
@@ -264,7 +290,8 @@ bool IbEndpoint::pollCq() {
       if (wc.status != IBV_WC_SUCCESS) {
         // Report the cause, not the flushes it triggered on other requests.
         for (int j = i; j < n; ++j)
-          if (wcs[j].status != IBV_WC_SUCCESS && wcs[j].status != IBV_WC_WR_FLUSH_ERR) failWc(wcs[j]);
+          if (wcs[j].status != IBV_WC_SUCCESS && wcs[j].status != IBV_WC_WR_FLUSH_ERR)
+            failWc(wcs[j]);
         failWc(wc);
       }
       const uint64_t kind = wc.wr_id & 3, v = wc.wr_id >> 2;
@@ -273,9 +300,10 @@ bool IbEndpoint::pollCq() {
         // The chunk's full sequence: the one within nSlots of rseq_ whose low 32 bits match.
         uint64_t seq = rseq_ + static_cast<uint32_t>(imm - static_cast<uint32_t>(rseq_));
         if (seq - rseq_ >= cfg_.nSlots)
-          throw RemoteError(strprintf("rank %d wrote chunk %u outside the credit window (expected %llu..%llu) on QP %u",
-                                      cfg_.peerRank, imm, (unsigned long long)rseq_,
-                                      (unsigned long long)(rseq_ + cfg_.nSlots - 1), wc.qp_num));
+          throw RemoteError(strprintf(
+              "rank %d wrote chunk %u outside the credit window (expected %llu..%llu) on QP %u",
+              cfg_.peerRank, imm, (unsigned long long)rseq_,
+              (unsigned long long)(rseq_ + cfg_.nSlots - 1), wc.qp_num));
         arrived_[seq % cfg_.nSlots] = 1;
         postRecvWr(static_cast<int>(v));
         continue;
@@ -289,8 +317,8 @@ bool IbEndpoint::pollCq() {
       // A data chunk is acknowledged: its message may be done.
       auto it = track_.find(v);
       if (it == track_.end())
-        throw InternalError(strprintf("completion for unknown chunk %llu to rank %d", (unsigned long long)v,
-                                      cfg_.peerRank));
+        throw InternalError(strprintf("completion for unknown chunk %llu to rank %d",
+                                      (unsigned long long)v, cfg_.peerRank));
       const ChunkTrack t = it->second;
       track_.erase(it);
       policy_.onComplete(t.bytes, nowUs(), t.occupancy);
@@ -323,7 +351,8 @@ bool IbEndpoint::postChunks() {
     PendingSend& p = pend_.back();
     const uint64_t inWindow = sseq_ - consumed;
     if (inWindow >= cfg_.nSlots || dataInFlight_ >= cfg_.maxWr) break;  // wait for credits
-    const int q = static_cast<int>(mix((static_cast<uint64_t>(cfg_.peerRank) << 40) ^ sseq_) % cfg_.nQps);
+    const int q =
+        static_cast<int>(mix((static_cast<uint64_t>(cfg_.peerRank) << 40) ^ sseq_) % cfg_.nQps);
     if (sqUsed_[q] >= sqCap_) break;
     const size_t len = std::min(policy_.chunk(), op->bytes - op->sent);
     const uint32_t slot = static_cast<uint32_t>(sseq_ % cfg_.nSlots);
@@ -336,7 +365,9 @@ bool IbEndpoint::postChunks() {
     ibv_sge sge[2];
     sge[0] = {reinterpret_cast<uintptr_t>(&h), sizeof(ChunkHdr), ctrlMr_->lkey};
     int nsge = 1;
-    if (len) sge[nsge++] = {reinterpret_cast<uintptr_t>(op->data) + op->sent, static_cast<uint32_t>(len), p.reg->reg.lkey};
+    if (len)
+      sge[nsge++] = {reinterpret_cast<uintptr_t>(op->data) + op->sent, static_cast<uint32_t>(len),
+                     p.reg->reg.lkey};
     ibv_send_wr wr{};
     ibv_send_wr* bad = nullptr;
     wr.wr_id = wrId(kWrData, sseq_);
@@ -347,7 +378,8 @@ bool IbEndpoint::postChunks() {
     wr.imm_data = htonl(static_cast<uint32_t>(sseq_));
     wr.wr.rdma.remote_addr = remote_.slotsAddr + slot * remote_.slotStride;
     wr.wr.rdma.rkey = remote_.slotsRkey;
-    if (int e = ibv_post_send(qps_[q], &wr, &bad)) failPost("ibv_post_send (RDMA WRITE WITH IMM)", q, e);
+    if (int e = ibv_post_send(qps_[q], &wr, &bad))
+      failPost("ibv_post_send (RDMA WRITE WITH IMM)", q, e);
     track_[sseq_] = ChunkTrack{p.id, len, static_cast<double>(inWindow + 1) / cfg_.nSlots};
     ++sqUsed_[q];
     ++dataInFlight_;
@@ -375,22 +407,26 @@ bool IbEndpoint::consumeChunks() {
     const char* base = slots_ + slot * slotStride_;
     const ChunkHdr* h = reinterpret_cast<const ChunkHdr*>(base);
     if (h->magic != kChunkMagic || h->len > slotStride_ - sizeof(ChunkHdr))
-      throw RemoteError(strprintf("rank %d wrote a malformed chunk header (magic %#x, %u bytes) into slot %u",
-                                  cfg_.peerRank, h->magic, h->len, slot));
+      throw RemoteError(
+          strprintf("rank %d wrote a malformed chunk header (magic %#x, %u bytes) into slot %u",
+                    cfg_.peerRank, h->magic, h->len, slot));
     if (h->sig != op->sig)
-      throw InvalidUsage(strprintf("mismatched operations: rank %d sent %s but this rank expects %s", cfg_.peerRank,
-                                   describe(h->sig).c_str(), describe(op->sig).c_str()));
+      throw InvalidUsage(
+          strprintf("mismatched operations: rank %d sent %s but this rank expects %s",
+                    cfg_.peerRank, describe(h->sig).c_str(), describe(op->sig).c_str()));
     if (h->msgBytes != op->bytes || h->offset != op->received || h->len > op->bytes - op->received)
-      throw InvalidUsage(strprintf("mismatched message size: rank %d sent %llu bytes for %s, this rank expects %zu",
-                                   cfg_.peerRank, (unsigned long long)h->msgBytes, describe(op->sig).c_str(),
-                                   op->bytes));
+      throw InvalidUsage(strprintf(
+          "mismatched message size: rank %d sent %llu bytes for %s, this rank expects %zu",
+          cfg_.peerRank, (unsigned long long)h->msgBytes, describe(op->sig).c_str(), op->bytes));
     const char* payload = base + sizeof(ChunkHdr);
     char* dst = static_cast<char*>(op->dst) + op->received;
     if (op->fn) {
       if (h->len % op->elemBytes)
-        throw InternalError(strprintf("chunk of %u bytes from rank %d splits an element of %zu bytes", h->len,
-                                      cfg_.peerRank, op->elemBytes));
-      op->fn(dst, static_cast<const char*>(op->reduceSrc) + op->received, payload, h->len / op->elemBytes);
+        throw InternalError(
+            strprintf("chunk of %u bytes from rank %d splits an element of %zu bytes", h->len,
+                      cfg_.peerRank, op->elemBytes));
+      op->fn(dst, static_cast<const char*>(op->reduceSrc) + op->received, payload,
+             h->len / op->elemBytes);
     } else if (h->len) {
       std::memcpy(dst, payload, h->len);
     }
@@ -423,7 +459,8 @@ void IbEndpoint::postCredit() {
   wr.send_flags = IBV_SEND_SIGNALED;
   wr.wr.rdma.remote_addr = remote_.creditAddr;
   wr.wr.rdma.rkey = remote_.creditRkey;
-  if (int e = ibv_post_send(qps_[0], &wr, &bad)) failPost("ibv_post_send (credit RDMA WRITE)", 0, e);
+  if (int e = ibv_post_send(qps_[0], &wr, &bad))
+    failPost("ibv_post_send (credit RDMA WRITE)", 0, e);
   ++sqUsed_[0];
   ++creditsInFlight_;
   ++stats_.creditWrites;

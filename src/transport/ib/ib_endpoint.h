@@ -127,7 +127,7 @@ class IbEndpoint final : public Endpoint {
   std::deque<SendOp*> sends_;
   std::deque<PendingSend> pend_;  // posted ops, oldest first
   uint64_t nextPendId_ = 0;
-  uint64_t sseq_ = 0;             // next chunk sequence to send
+  uint64_t sseq_ = 0;  // next chunk sequence to send
   int dataInFlight_ = 0;
   // Chunks posted and not yet completed locally, by sequence. Not a ring of
   // nSlots: a chunk's slot can be reused (the peer consumed it) before this

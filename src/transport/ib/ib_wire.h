@@ -15,7 +15,7 @@ constexpr int kMaxQpsPerPeer = 8;
 struct IbConnInfo {
   uint8_t gid[16];
   uint16_t lid;
-  uint8_t mtu;   // ibv_mtu
+  uint8_t mtu;  // ibv_mtu
   uint8_t nQps;
   uint32_t nSlots;
   uint64_t slotStride;  // bytes per receive slot, header included

@@ -39,7 +39,8 @@ Loaded load() {
   }
   if (!lib) {
     const char* e = dlerror();
-    L.why = strprintf("cannot load %s: %s", path.empty() ? "libibverbs.so.1" : path.c_str(), e ? e : "?");
+    L.why = strprintf("cannot load %s: %s", path.empty() ? "libibverbs.so.1" : path.c_str(),
+                      e ? e : "?");
     return L;
   }
   IbvApi& a = L.api;
@@ -68,7 +69,8 @@ Loaded load() {
   bind(lib, "ibv_reg_dmabuf_mr", &a.reg_dmabuf_mr, nullptr);
   L.ok = ok;
   if (ok)
-    GDR_INFO(kNet, "loaded libibverbs (%s); dma-buf registration %s", path.empty() ? "default path" : path.c_str(),
+    GDR_INFO(kNet, "loaded libibverbs (%s); dma-buf registration %s",
+             path.empty() ? "default path" : path.c_str(),
              a.reg_dmabuf_mr ? "available" : "not available");
   return L;
 }

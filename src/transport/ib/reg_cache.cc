@@ -4,8 +4,12 @@
 
 namespace gdr::transport::ib {
 
-RegCache::RegCache(RegisterFn reg, DeregisterFn dereg, size_t pageBytes, bool keepUnused, size_t maxUnused)
-    : reg_(std::move(reg)), dereg_(std::move(dereg)), page_(pageBytes), keepUnused_(keepUnused),
+RegCache::RegCache(RegisterFn reg, DeregisterFn dereg, size_t pageBytes, bool keepUnused,
+                   size_t maxUnused)
+    : reg_(std::move(reg)),
+      dereg_(std::move(dereg)),
+      page_(pageBytes),
+      keepUnused_(keepUnused),
       maxUnused_(maxUnused) {}
 
 RegCache::~RegCache() {
@@ -81,8 +85,10 @@ void RegCache::invalidate(const void* addr, size_t len) {
     auto next = std::next(it);
     Entry& e = it->second;
     if (e.base + e.len > lo) {
-      if (e.refs == 0) drop(it);
-      else e.stale = true;
+      if (e.refs == 0)
+        drop(it);
+      else
+        e.stale = true;
     }
     it = next;
   }
