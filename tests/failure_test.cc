@@ -154,6 +154,28 @@ void killedRank(const char* transport) {
   for (int r : {0, 1, 3}) EXPECT_EQ(exits[r].code, 0) << "rank " << r << (exits[r].timedOut ? " hung" : "");
 }
 
+// Destroying a communicator is not collective: a rank that finished and left
+// must not break the others' later traffic among themselves.
+void leaverIsNoError(const char* transport) {
+  auto exits = runRanks(3, [](int rank, int, gdrComm_t comm) {
+    float x = 1;
+    if (gdrAllReduce(&x, &x, 1, gdrFloat32, gdrSum, comm, nullptr) != gdrSuccess) return 4;
+    if (rank == 2) return 0;  // destroys its communicator and exits
+    usleep(200 * 1000);
+    std::vector<int32_t> out(1000), in(1000, rank);
+    gdrGroupStart();
+    gdrSend(in.data(), in.size(), gdrInt32, 1 - rank, comm, nullptr);
+    gdrRecv(out.data(), out.size(), gdrInt32, 1 - rank, comm, nullptr);
+    gdrResult_t r = gdrGroupEnd();
+    CHILD_CHECK(r == gdrSuccess && out[999] == 1 - rank, "rank %d: %d %s", rank, r, gdrGetLastError(comm));
+    return 0;
+  }, {{"GDR_TRANSPORT", transport}, {"GDR_TIMEOUT_MS", "20000"}}, 60);
+  expectAllOk(exits);
+}
+
+TEST(Failure, RankThatLeftIsNoErrorShm) { leaverIsNoError("shm"); }
+TEST(Failure, RankThatLeftIsNoErrorSocket) { leaverIsNoError("socket"); }
+
 TEST(Failure, KilledRankShm) { killedRank("shm"); }
 TEST(Failure, KilledRankSocket) { killedRank("socket"); }
 

@@ -32,7 +32,8 @@ const std::vector<Info> kParams = {
      "Pipelining unit of schedules in bytes (0: chosen by size)."},
     // transports
     {"GDR_TRANSPORT", Type::String, "auto",
-     "Transport between ranks: auto (shm on one host, socket between hosts), shm or socket."},
+     "Transport between ranks: auto (shm on one host; verbs between hosts where both have a usable "
+     "RDMA device, else socket), shm, socket or ib."},
     {"GDR_SOCKET_IFNAME", Type::String, "",
      "Network interface for TCP (bootstrap and socket transport); default: first up, "
      "non-loopback IPv4 interface, else loopback."},

@@ -82,6 +82,9 @@ bool SocketEndpoint::readHeader() {
   while (inHdrGot_ < sizeof(FrameHdr)) {
     ssize_t r = recv(fd_, reinterpret_cast<char*>(&inHdr_) + inHdrGot_, sizeof(FrameHdr) - inHdrGot_,
                      MSG_DONTWAIT);
+    // A peer that finished and closed is no error until something is owed
+    // between us: destroying a communicator is not collective.
+    if (r == 0 && inHdrGot_ == 0 && recvs_.empty() && sends_.empty()) return false;
     if (r == 0) failClosed(0);
     if (r < 0) {
       if (errno == EAGAIN || errno == EINTR) return false;
