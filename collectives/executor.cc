@@ -1,7 +1,7 @@
 #include "collectives/executor.h"
 
 #include <cstring>
-#include <deque>
+#include <vector>
 
 #include "core/error.h"
 #include "core/log.h"
@@ -32,7 +32,12 @@ class Runner {
  public:
   Runner(Communicator& c, const Schedule& s, const HostBuffers& b, transport::ReduceFn fn,
          const transport::OpSig& sig)
-      : comm_(c), sched_(s), bufs_(b), fn_(fn), sig_(sig) {}
+      : comm_(c), sched_(s), bufs_(b), fn_(fn), sig_(sig), sends_(sendPool()) {
+    // Posted SendOps must not move: reserve room for every send up front
+    // (the pool keeps its capacity, so small calls allocate nothing).
+    sends_.clear();
+    sends_.reserve(s.steps.size());
+  }
 
   void run() {
     for (stepIdx_ = 0; stepIdx_ < sched_.steps.size(); ++stepIdx_) {
@@ -61,8 +66,8 @@ class Runner {
       }
       reap();
     }
-    comm_.progressUntil([&] { return reap(), sends_.empty(); },
-                        [&] { return describeWait("for sends to complete", sends_.empty() ? -1 : sends_.front().peer); });
+    comm_.progressUntil([&] { return reap(), allSent(); },
+                        [&] { return describeWait("for sends to complete", allSent() ? -1 : sends_[firstLive_].peer); });
   }
 
  private:
@@ -109,16 +114,20 @@ class Runner {
   // Waits for in-flight sends that read [p, p+n).
   void waitSendsOver(const char* p, size_t n) {
     if (!n) return;
-    for (auto& f : sends_) {
+    for (size_t i = firstLive_; i < sends_.size(); ++i) {
+      InFlight& f = sends_[i];
       if (f.op.complete || f.end <= p || f.begin >= p + n) continue;
       comm_.progressUntil([&] { return f.op.complete; },
                           [&] { return describeWait("for a send to complete", f.peer); });
     }
   }
 
+  // Sends complete in order per peer but not across peers; finished ones
+  // stay in the vector (it never reallocates) and `firstLive_` skips them.
   void reap() {
-    while (!sends_.empty() && sends_.front().op.complete) sends_.pop_front();
+    while (firstLive_ < sends_.size() && sends_[firstLive_].op.complete) ++firstLive_;
   }
+  bool allSent() const { return firstLive_ == sends_.size(); }
 
   std::string describeWait(const std::string& what, int peer) const {
     const Step* st = stepIdx_ < sched_.steps.size() ? &sched_.steps[stepIdx_] : nullptr;
@@ -136,7 +145,14 @@ class Runner {
   const HostBuffers& bufs_;
   transport::ReduceFn fn_;
   transport::OpSig sig_;
-  std::deque<InFlight> sends_;
+  // One pool per thread: execute() never nests.
+  static std::vector<InFlight>& sendPool() {
+    thread_local std::vector<InFlight> pool;
+    return pool;
+  }
+
+  std::vector<InFlight>& sends_;
+  size_t firstLive_ = 0;
   size_t stepIdx_ = 0;
 };
 

@@ -1,3 +1,5 @@
+#include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <unordered_set>
 
@@ -7,6 +9,11 @@ namespace gdr::api {
 
 namespace {
 std::mutex gMu;
+// Bumped whenever a communicator goes away; a thread's last validated handle
+// stays valid while the generation it saw is current (no lock on the fast path).
+std::atomic<uint64_t> gGeneration{0};
+thread_local gdrComm_t tLastComm = nullptr;
+thread_local uint64_t tLastGeneration = ~0ull;
 std::unordered_set<gdrComm_t>& live() {
   static std::unordered_set<gdrComm_t> s;
   return s;
@@ -19,8 +26,12 @@ const char* threadLastError() { return tLastError.c_str(); }
 
 Communicator& checkComm(gdrComm_t comm) {
   if (!comm) throw InvalidArgument("the communicator is NULL");
+  const uint64_t gen = gGeneration.load(std::memory_order_acquire);
+  if (comm == tLastComm && gen == tLastGeneration) return *comm;
   std::lock_guard<std::mutex> g(gMu);
   if (!live().count(comm)) throw InvalidArgument("the communicator was destroyed or never created");
+  tLastComm = comm;
+  tLastGeneration = gen;
   return *comm;
 }
 
@@ -32,6 +43,7 @@ void registerComm(gdrComm_t comm) {
 void unregisterComm(gdrComm_t comm) {
   std::lock_guard<std::mutex> g(gMu);
   live().erase(comm);
+  gGeneration.fetch_add(1, std::memory_order_acq_rel);
 }
 
 }  // namespace gdr::api

@@ -34,11 +34,12 @@ Communicator::Communicator(std::unique_ptr<boot::Bootstrap> boot) : boot_(std::m
   // yield-when-idle does when oversubscribed).
   int local = 0;
   for (int r = 0; r < size_; ++r) local += sameHost(r);
-  cpu_set_t set;
-  int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  // Online CPUs, not this process's affinity: launchers bind each rank to
+  // one core, which says nothing about how many the ranks share.
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
   if (local > cores && std::getenv("GDR_SPIN_BEFORE_YIELD") == nullptr) {
     cfg_.spinBeforeYield = 0;
-    GDR_INFO(kInit, "%d ranks on this host share %d cores: waits yield at once", local, cores);
+    GDR_INFO(kInit, "%d ranks on this host share %ld cores: waits yield at once", local, cores);
   }
   GDR_INFO(kInit, "communicator ready: rank %d of %d, bootstrap %s", rank_, size_, boot_->name());
 }
@@ -96,9 +97,10 @@ void Communicator::progressUntil(const std::function<bool()>& done,
   using Clock = std::chrono::steady_clock;
   if (done()) return;
   try {
-    const auto start = Clock::now();
-    const auto deadline = start + std::chrono::milliseconds(cfg_.timeoutMs);
-    auto nextCheck = start + std::chrono::milliseconds(5);
+    // The clock is read only once a wait lasts: most waits of small
+    // messages end within a few polls.
+    Clock::time_point deadline{}, nextCheck{};
+    bool timing = false;
     int idle = 0;
     for (;;) {
       bool moved = false;
@@ -111,6 +113,11 @@ void Communicator::progressUntil(const std::function<bool()>& done,
       ++idle;
       if ((idle & 63) == 0) {
         auto now = Clock::now();
+        if (!timing) {
+          timing = true;
+          deadline = now + std::chrono::milliseconds(cfg_.timeoutMs);
+          nextCheck = now + std::chrono::milliseconds(5);
+        }
         if (now >= nextCheck) {
           checkPeers();
           if (now >= deadline)

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
+#include "collectives/schedule_cache.h"
 #include "core/net.h"
 #include "transport/shm/shm_segment.h"
 #include "transport/transport.h"
@@ -59,6 +60,7 @@ class Communicator {
   // The next collective's sequence number (every rank counts the same way).
   uint64_t nextSeq() { return ++collSeq_; }
   std::vector<char>& scratch(size_t bytes);
+  coll::ScheduleCache& schedules() { return schedules_; }
 
   // Progresses every endpoint until done() holds. Throws TimeoutError after
   // the deadline (its text names `what()`), or the error a peer reported; any
@@ -93,6 +95,7 @@ class Communicator {
   std::vector<transport::shm::Mapping> peerSegs_;
   uint64_t collSeq_ = 0;
   std::vector<char> scratch_;
+  coll::ScheduleCache schedules_;
 
   std::atomic<gdrResult_t> asyncCode_{gdrSuccess};
   std::string asyncText_;

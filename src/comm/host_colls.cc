@@ -125,8 +125,23 @@ void runHostCollective(Communicator& comm, const CollCall& call) {
 
   if (comm.config().checkMismatch >= 2 && n > 1) agreeOnSignature(comm, sig);
 
-  coll::Algo algo = coll::select(args, eb);
-  coll::Schedule sched = coll::build(algo, args);
+  coll::Schedule uncached;
+  const coll::Schedule* schedp = &uncached;
+  coll::Algo algo;
+  if (call.kind == CollKind::AllToAllv) {
+    algo = coll::select(args, eb);
+    uncached = coll::build(algo, args);
+  } else {
+    coll::SchedKey key{call.kind, call.root, call.count, args.inPlace, eb};
+    const coll::CachedSchedule* hit = comm.schedules().find(key);
+    if (!hit) {
+      coll::Algo a = coll::select(args, eb);
+      hit = &comm.schedules().insert(key, {a, coll::build(a, args)});
+    }
+    algo = hit->algo;
+    schedp = &hit->sched;
+  }
+  const coll::Schedule& sched = *schedp;
   bufs.scratch = sched.scratchElems ? comm.scratch(sched.scratchElems * eb).data() : nullptr;
   transport::ReduceFn fn = isReduction(call.kind) ? coll::hostReduceFn(call.type, call.op) : nullptr;
   GDR_TRACE(kColl, "%s: %s, %zu steps", transport::describe(sig).c_str(), coll::algoName(algo),

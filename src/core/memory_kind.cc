@@ -9,6 +9,15 @@ namespace gdr {
 MemKind memoryKind(const void* p) {
 #if GDR_HAVE_CUDA
   if (!p) return MemKind::Host;
+  // Without a usable device every pointer is host memory; asking the
+  // runtime about each pointer would cost a failed call every time.
+  static const bool anyDevice = [] {
+    int n = 0;
+    bool ok = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+    cudaGetLastError();
+    return ok;
+  }();
+  if (!anyDevice) return MemKind::Host;
   cudaPointerAttributes a{};
   cudaError_t rc = cudaPointerGetAttributes(&a, p);
   if (rc != cudaSuccess) {

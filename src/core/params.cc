@@ -39,7 +39,7 @@ const std::vector<Info> kParams = {
      "non-loopback IPv4 interface, else loopback."},
     {"GDR_SOCKET_NTHREADS", Type::Int, "0", "Reserved: helper threads for sockets (0: none)."},
     {"GDR_SHM_SLOT_BYTES", Type::Int, "65536", "Size of one shared-memory FIFO slot."},
-    {"GDR_SHM_SLOTS", Type::Int, "8", "Slots in each shared-memory FIFO (per ordered rank pair)."},
+    {"GDR_SHM_SLOTS", Type::Int, "8", "Slots in each shared-memory FIFO (per ordered rank pair; a power of two)."},
     {"GDR_SHM_CMA", Type::Bool, "1",
      "Use single-copy process_vm_readv for large shared-memory messages when the kernel allows."},
     {"GDR_SHM_CMA_THRESHOLD", Type::Int, "262144",

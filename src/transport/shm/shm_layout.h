@@ -55,7 +55,7 @@ inline size_t segmentBytes(size_t nInbox, size_t nSlots, size_t slotBytes) {
   return ((sizeof(SegHeader) + 4095) & ~size_t(4095)) + nInbox * inboxBytes(nSlots, slotBytes);
 }
 
-// Accessors over a mapped segment.
+// Accessors over a mapped segment (nSlots is a power of two).
 struct SegView {
   char* base = nullptr;
   SegHeader* hdr() const { return reinterpret_cast<SegHeader*>(base); }
@@ -66,7 +66,7 @@ struct SegView {
   }
   SlotHdr* slot(uint32_t i, uint64_t idx) const {
     char* first = reinterpret_cast<char*>(inbox(i)) + sizeof(InboxCtl);
-    return reinterpret_cast<SlotHdr*>(first + (idx % hdr()->nSlots) * slotStride(hdr()->slotBytes));
+    return reinterpret_cast<SlotHdr*>(first + (idx & (hdr()->nSlots - 1)) * slotStride(hdr()->slotBytes));
   }
 };
 
