@@ -31,8 +31,8 @@ const char* stepName(StepKind k) {
 class Runner {
  public:
   Runner(Communicator& c, const Schedule& s, const HostBuffers& b, transport::ReduceFn fn,
-         const transport::OpSig& sig)
-      : comm_(c), sched_(s), bufs_(b), fn_(fn), sig_(sig), sends_(sendPool()) {
+         const transport::OpSig& sig, const int* peerOf)
+      : comm_(c), sched_(s), bufs_(b), fn_(fn), sig_(sig), peerOf_(peerOf), sends_(sendPool()) {
     // Posted SendOps must not move: reserve room for every send up front
     // (the pool keeps its capacity, so small calls allocate nothing).
     sends_.clear();
@@ -90,8 +90,8 @@ class Runner {
     f.op.sig = sig_;
     f.begin = static_cast<const char*>(f.op.data);
     f.end = f.begin + f.op.bytes;
-    f.peer = st.peer;
-    comm_.endpoint(st.peer)->postSend(&f.op);
+    f.peer = peer(st);
+    comm_.endpoint(f.peer)->postSend(&f.op);
   }
 
   void recv(const Step& st, bool reduce) {
@@ -106,9 +106,10 @@ class Runner {
       op.reduceSrc = ptr(st.src);
       op.fn = fn_;
     }
-    comm_.endpoint(st.peer)->postRecv(&op);
+    const int from = peer(st);
+    comm_.endpoint(from)->postRecv(&op);
     comm_.progressUntil([&] { return op.complete; },
-                        [&] { return describeWait(strprintf("to receive %zu bytes", op.bytes), st.peer); });
+                        [&] { return describeWait(strprintf("to receive %zu bytes", op.bytes), from); });
   }
 
   // Waits for in-flight sends that read [p, p+n).
@@ -151,6 +152,9 @@ class Runner {
     return pool;
   }
 
+  int peer(const Step& st) const { return peerOf_ ? peerOf_[st.peer] : st.peer; }
+
+  const int* peerOf_;
   std::vector<InFlight>& sends_;
   size_t firstLive_ = 0;
   size_t stepIdx_ = 0;
@@ -159,8 +163,8 @@ class Runner {
 }  // namespace
 
 void execute(Communicator& comm, const Schedule& sched, const HostBuffers& bufs, transport::ReduceFn fn,
-             const transport::OpSig& sig) {
-  Runner(comm, sched, bufs, fn, sig).run();
+             const transport::OpSig& sig, const int* peerOf) {
+  Runner(comm, sched, bufs, fn, sig, peerOf).run();
 }
 
 }  // namespace gdr::coll

@@ -17,7 +17,9 @@ struct HostBuffers {
   size_t elemBytes = 1;
 };
 
+// `peerOf` maps the schedule's ranks to the communicator's (nullptr: the
+// same); schedules built on ring positions use it.
 void execute(Communicator& comm, const Schedule& sched, const HostBuffers& bufs,
-             transport::ReduceFn fn, const transport::OpSig& sig);
+             transport::ReduceFn fn, const transport::OpSig& sig, const int* peerOf = nullptr);
 
 }  // namespace gdr::coll

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "support/coll_check.h"
+#include "comm/comm.h"
 #include "support/multiproc.h"
 
 namespace {
@@ -71,6 +72,28 @@ TEST_P(CollMultiproc, EveryCollectiveTypeOpSizeInPlace) {
   auto exits = gdrtest::runRanks(
       n, [&](int rank, int nr, gdrComm_t comm) { return everyCollective(rank, nr, comm, seed); },
       {{"GDR_TRANSPORT", transport}, {"GDR_TIMEOUT_MS", "60000"}}, 500);
+  std::string why;
+  EXPECT_TRUE(gdrtest::allOk(exits, &why)) << why << " (seed " << seed << ")";
+}
+
+// Ranks 0, 2, 4 on one "host" and 1, 3, 5 on another (GDR_HOST_ID): shm
+// inside each, TCP between them, and the topology's ring order (hosts
+// together: 0 2 4 1 3 5) instead of rank order for all-reduce, broadcast,
+// reduce and barrier.
+TEST(CollTwoHosts, InterleavedRanksFollowTheTopologyOrder) {
+  unsigned seed = freshSeed();
+  auto exits = gdrtest::runRanks(
+      6,
+      [&](int rank, int nr, gdrComm_t comm) {
+        const gdr::TopoPlan& plan = static_cast<gdr::Communicator*>(comm)->topoPlan();
+        const std::vector<int> want = {0, 2, 4, 1, 3, 5};
+        CHILD_CHECK(plan.order == want, "ring order is not hosts-together");
+        CHILD_CHECK(std::string(comm->transportTo(rank ^ 1)) == "socket", "other host not over socket");
+        if (rank + 2 < nr) CHILD_CHECK(std::string(comm->transportTo(rank + 2)) == "shm", "same host not shm");
+        return everyCollective(rank, nr, comm, seed);
+      },
+      {{"GDR_TIMEOUT_MS", "60000"}}, 500,
+      [](int rank) { setenv("GDR_HOST_ID", rank % 2 ? "test-host-b" : "test-host-a", 1); });
   std::string why;
   EXPECT_TRUE(gdrtest::allOk(exits, &why)) << why << " (seed " << seed << ")";
 }

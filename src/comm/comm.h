@@ -16,6 +16,7 @@
 #include "bootstrap/bootstrap.h"
 #include "collectives/schedule_cache.h"
 #include "core/net.h"
+#include "comm/topo_plan.h"
 #include "transport/shm/shm_segment.h"
 #include "transport/transport.h"
 
@@ -38,6 +39,7 @@ struct ConnInfo {
 // What each rank tells the others at set-up (fixed size, no pointers).
 struct PeerInfo {
   char hostId[96];
+  char gpuBusId[32];  // "" for a rank without a CUDA device
   int32_t pid;
   int32_t rank;
   uint64_t jobNonce;  // rank 0's is the job's
@@ -56,6 +58,8 @@ class Communicator {
   transport::Endpoint* endpoint(int peer) const { return eps_[peer].get(); }
   const char* transportTo(int peer) const { return eps_[peer] ? eps_[peer]->name() : "self"; }
   bool sameHost(int peer) const;
+  // Ring/tree order from the topology (identity when it brings nothing).
+  const TopoPlan& topoPlan() const { return plan_; }
 
   // The next collective's sequence number (every rank counts the same way).
   uint64_t nextSeq() { return ++collSeq_; }
@@ -83,11 +87,13 @@ class Communicator {
                   const std::vector<int>& local);
   void connectSockets(const std::vector<PeerInfo>& peers, const std::vector<int>& remote);
   void checkPeers();
+  void planPlacement();
 
   std::unique_ptr<boot::Bootstrap> boot_;
   int rank_ = 0, size_ = 1;
   CommConfig cfg_;
   std::vector<PeerInfo> peers_;
+  TopoPlan plan_;
   std::vector<std::unique_ptr<transport::Endpoint>> eps_;
   std::vector<transport::Endpoint*> active_;  // non-null endpoints
   std::vector<struct pollfd> pollFds_;        // one per active endpoint, when all have fds

@@ -52,10 +52,12 @@ void Communicator::connect() {
   std::snprintf(me.hostId, sizeof(me.hostId), "%s", id.c_str());
   me.pid = getpid();
   me.rank = rank_;
+  std::snprintf(me.gpuBusId, sizeof(me.gpuBusId), "%s", localGpuBusId().c_str());
   std::random_device rd;
   me.jobNonce = (static_cast<uint64_t>(rd()) << 32) ^ rd();
   boot_->allgather(peers_.data(), sizeof(PeerInfo));
   const uint64_t job = peers_[0].jobNonce;
+  planPlacement();
 
   std::vector<int> local, remote;  // peers by transport, self excluded
   for (int r = 0; r < size_; ++r) {
@@ -143,7 +145,7 @@ void Communicator::connect() {
   // one host too, which is how the Soft-RoCE VM tests run). ----
 #if GDR_HAVE_IB
   if (!remote.empty() && (cfg_.transport == "auto" || cfg_.transport == "ib"))
-    transport::ib::upgradeEndpoints(*boot_, rank_, size_, remote, eps_, cfg_.transport == "ib");
+    transport::ib::upgradeEndpoints(*boot_, rank_, size_, remote, eps_, cfg_.transport == "ib", plan_.nic);
 #else
   if (cfg_.transport == "ib") throw NotSupported("GDR_TRANSPORT=ib but this build has no verbs support");
 #endif
@@ -162,8 +164,38 @@ void Communicator::connect() {
     for (auto* ep : active_) pollFds_.push_back({ep->pollFd(), POLLIN, 0});
   for (int r = 0; r < size_; ++r)
     if (r != rank_)
-      GDR_INFO(kInit, "rank %d -> rank %d: %s%s", rank_, r, transportTo(r),
-               eps_[r] && (eps_[r]->capabilities() & transport::kCapSingleCopy) ? " (single-copy)" : "");
+      GDR_INFO(kTopo, "rank %d -> rank %d: %s%s (%s)", rank_, r, transportTo(r),
+               eps_[r] && (eps_[r]->capabilities() & transport::kCapSingleCopy) ? " (single-copy)" : "",
+               cfg_.transport != "auto" ? "forced by GDR_TRANSPORT"
+               : sameHost(r)           ? "same host"
+                                       : "other host");
+}
+
+// Every rank must follow the same order. Ranks compute it from allgathered
+// data, but each reads only its own machine's topology; if any rank came to
+// a different answer, all of them fall back to rank order.
+void Communicator::planPlacement() {
+  std::vector<std::string> hosts(size_), gpus(size_);
+  for (int r = 0; r < size_; ++r) {
+    hosts[r] = std::string(peers_[r].hostId, strnlen(peers_[r].hostId, sizeof(PeerInfo::hostId)));
+    gpus[r] = std::string(peers_[r].gpuBusId, strnlen(peers_[r].gpuBusId, sizeof(PeerInfo::gpuBusId)));
+  }
+  plan_ = planTopology(rank_, hosts, gpus);
+  uint64_t h = 1469598103934665603ull;
+  for (int r : plan_.order) h = (h ^ static_cast<uint64_t>(r)) * 1099511628211ull;
+  std::vector<uint64_t> all(size_);
+  all[rank_] = h;
+  boot_->allgather(all.data(), sizeof(uint64_t));
+  for (uint64_t x : all)
+    if (x != h) {
+      GDR_INFO(kTopo, "ranks disagree on the ring order (different machines); using rank order");
+      plan_.order.resize(size_);
+      for (int r = 0; r < size_; ++r) plan_.order[r] = r;
+      plan_.identity = true;
+      break;
+    }
+  plan_.position.assign(size_, 0);
+  for (int i = 0; i < size_; ++i) plan_.position[plan_.order[i]] = i;
 }
 
 void Communicator::connectShm(const std::vector<PeerInfo>& peers, const std::vector<ConnInfo>& conn,

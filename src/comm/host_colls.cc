@@ -43,6 +43,15 @@ void runHostCollective(Communicator& comm, const CollCall& call) {
   args.nranks = n;
   args.count = call.count;
   args.root = call.root;
+  // Collectives whose data layout does not depend on rank numbers run on
+  // ring positions from the topology (hosts together, close GPUs adjacent).
+  const TopoPlan& plan = comm.topoPlan();
+  const bool reordered = !plan.identity && (call.kind == CollKind::AllReduce || call.kind == CollKind::Broadcast ||
+                                            call.kind == CollKind::Reduce || call.kind == CollKind::Barrier);
+  if (reordered) {
+    args.rank = plan.position[me];
+    args.root = plan.position[call.root];
+  }
 
   coll::HostBuffers bufs;
   bufs.elemBytes = eb;
@@ -146,7 +155,7 @@ void runHostCollective(Communicator& comm, const CollCall& call) {
   transport::ReduceFn fn = isReduction(call.kind) ? coll::hostReduceFn(call.type, call.op) : nullptr;
   GDR_TRACE(kColl, "%s: %s, %zu steps", transport::describe(sig).c_str(), coll::algoName(algo),
             sched.steps.size());
-  coll::execute(comm, sched, bufs, fn, sig);
+  coll::execute(comm, sched, bufs, fn, sig, reordered ? plan.order.data() : nullptr);
 
   if (finalDst && finalBytes) std::memcpy(finalDst, bufs.output, finalBytes);
   if (call.op == gdrAvg && isReduction(call.kind)) {

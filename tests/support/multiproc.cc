@@ -19,7 +19,8 @@ int gChildFailures = 0;
 int& childFailures() { return gChildFailures; }
 int childRank() { return gChildRank; }
 
-std::vector<RankExit> runRanks(int nranks, const RankFn& fn, const Env& env, int timeoutSec) {
+std::vector<RankExit> runRanks(int nranks, const RankFn& fn, const Env& env, int timeoutSec,
+                               const std::function<void(int rank)>& preInit) {
   for (auto& kv : env) setenv(kv.first.c_str(), kv.second.c_str(), 1);
   std::vector<RankExit> exits(nranks);
   std::fflush(stdout);
@@ -43,6 +44,7 @@ std::vector<RankExit> runRanks(int nranks, const RankFn& fn, const Env& env, int
         if (n <= 0) _exit(89);
         got += static_cast<size_t>(n);
       }
+      if (preInit) preInit(r);
       gdrComm_t comm = nullptr;
       gdrResult_t rc = gdrCommInitRank(&comm, nranks, id, r);
       if (rc != gdrSuccess) {

@@ -23,7 +23,10 @@ using Env = std::vector<std::pair<std::string, std::string>>;
 // fn returns 0 on success; anything else is a failure the child reports.
 using RankFn = std::function<int(int rank, int nranks, gdrComm_t comm)>;
 
-std::vector<RankExit> runRanks(int nranks, const RankFn& fn, const Env& env = {}, int timeoutSec = 240);
+// `preInit` runs in each child before its communicator is made (e.g. to give
+// ranks different GDR_HOST_IDs, so they act as separate hosts).
+std::vector<RankExit> runRanks(int nranks, const RankFn& fn, const Env& env = {}, int timeoutSec = 240,
+                               const std::function<void(int rank)>& preInit = nullptr);
 
 // True when every rank exited with status 0.
 bool allOk(const std::vector<RankExit>& exits, std::string* why);

@@ -44,11 +44,12 @@ IbEndpointConfig configFromParams(int rank, int peer) {
 }  // namespace
 
 void upgradeEndpoints(boot::Bootstrap& boot, int rank, int size, const std::vector<int>& remote,
-                      std::vector<std::unique_ptr<Endpoint>>& eps, bool forced) {
+                      std::vector<std::unique_ptr<Endpoint>>& eps, bool forced,
+                      const std::string& preferredNic) {
   std::shared_ptr<IbDevice> dev;
   std::string why;
   try {
-    dev = IbDevice::open();
+    dev = IbDevice::open(preferredNic);
   } catch (const NotSupported& e) {
     why = e.what();
   }

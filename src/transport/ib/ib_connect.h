@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
@@ -15,8 +16,10 @@ namespace gdr::transport::ib {
 // endpoint; where rank r and this rank both have a usable device it is
 // replaced by an IbEndpoint that keeps the TCP one for abort notices and
 // peer-death detection. `forced` (GDR_TRANSPORT=ib): a rank without a
-// usable device throws instead of falling back.
+// usable device throws instead of falling back. `preferredNic`: the
+// topology's NIC for this rank's GPU (GDR_IB_HCA still wins).
 void upgradeEndpoints(boot::Bootstrap& boot, int rank, int size, const std::vector<int>& remote,
-                      std::vector<std::unique_ptr<Endpoint>>& eps, bool forced);
+                      std::vector<std::unique_ptr<Endpoint>>& eps, bool forced,
+                      const std::string& preferredNic = "");
 
 }  // namespace gdr::transport::ib

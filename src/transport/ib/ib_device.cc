@@ -62,7 +62,19 @@ bool IbDevice::usable(std::string* why) {
   }
 }
 
-std::shared_ptr<IbDevice> IbDevice::open() {
+std::shared_ptr<IbDevice> IbDevice::open(const std::string& preferred) {
+  if (!preferred.empty() && param::getString("GDR_IB_HCA").empty()) {
+    try {
+      return openNamed(preferred);
+    } catch (const NotSupported& e) {
+      GDR_INFO(kNet, "topology's NIC %s is not usable (%s); taking the first active device", preferred.c_str(),
+               e.what());
+    }
+  }
+  return openNamed(param::getString("GDR_IB_HCA"));
+}
+
+std::shared_ptr<IbDevice> IbDevice::openNamed(std::string want) {
   std::string why;
   const IbvApi* api = ibvApi(&why);
   if (!api) throw NotSupported("RDMA unavailable: " + why);
@@ -70,7 +82,6 @@ std::shared_ptr<IbDevice> IbDevice::open() {
   if (!devs.list || devs.n == 0)
     throw NotSupported("RDMA unavailable: libibverbs lists no devices");
 
-  std::string want = param::getString("GDR_IB_HCA");
   int wantPort = 0;
   if (auto c = want.find(':'); c != std::string::npos) {
     wantPort = std::atoi(want.c_str() + c + 1);

@@ -13,9 +13,11 @@ namespace gdr::transport::ib {
 
 class IbDevice {
  public:
-  // Opens GDR_IB_HCA ("name" or "name:port"), else the first device with an
-  // active port. Throws NotSupported with the reason when none is usable.
-  static std::shared_ptr<IbDevice> open();
+  // Opens GDR_IB_HCA ("name" or "name:port"), else `preferred` (the
+  // topology's NIC for this rank's GPU; if it has no active port, logged and
+  // skipped), else the first device with an active port. Throws NotSupported
+  // with the reason when none is usable.
+  static std::shared_ptr<IbDevice> open(const std::string& preferred = "");
   // Whether open() would succeed, without throwing; `why` says why not.
   static bool usable(std::string* why);
   ~IbDevice();
@@ -37,6 +39,7 @@ class IbDevice {
   std::string drainAsyncEvents() const;
 
  private:
+  static std::shared_ptr<IbDevice> openNamed(std::string want);  // "" = any
   IbDevice() = default;
   const IbvApi* api_ = nullptr;
   ibv_context* ctx_ = nullptr;
