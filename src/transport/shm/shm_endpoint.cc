@@ -35,22 +35,20 @@ bool ShmEndpoint::progressSends() {
     SlotHdr* slot = cfg_.theirs.slot(cfg_.outToPeer, head_);
     slot->sig = op->sig;
     slot->msgBytes = op->bytes;
-    slot->offset = op->sent;
-    slot->flags = 0;
-    slot->cmaAddr = 0;
     bool done;
     if (cfg_.cma && op->bytes >= cfg_.cmaThreshold) {
       slot->flags = kSlotCma;
-      slot->cmaAddr = reinterpret_cast<uintptr_t>(op->data);
+      const uint64_t addr = reinterpret_cast<uintptr_t>(op->data);
+      std::memcpy(slot->inl, &addr, sizeof(addr));
       slot->len = 0;
       op->sent = op->bytes;
       done = false;  // complete once the receiver has read it
     } else {
       size_t len = std::min(slotBytes, op->bytes - op->sent);
       slot->len = static_cast<uint32_t>(len);
-      if (len)
-        std::memcpy(reinterpret_cast<char*>(slot) + sizeof(SlotHdr),
-                    static_cast<const char*>(op->data) + op->sent, len);
+      slot->flags = len <= kInlineBytes ? uint32_t{kSlotInline} : 0u;
+      char* dst = len <= kInlineBytes ? slot->inl : reinterpret_cast<char*>(slot) + sizeof(SlotHdr);
+      if (len) std::memcpy(dst, static_cast<const char*>(op->data) + op->sent, len);
       op->sent += len;
       done = op->sent == op->bytes;
     }
@@ -86,12 +84,14 @@ bool ShmEndpoint::progressRecvs() {
       throw InvalidUsage(strprintf("mismatched operations: rank %d sent %s but this rank expects %s",
                                    cfg_.peerRank, describe(slot->sig).c_str(),
                                    describe(op->sig).c_str()));
-    if (slot->msgBytes != op->bytes || slot->offset != op->received)
+    if (slot->msgBytes != op->bytes)
       throw InvalidUsage(strprintf(
           "mismatched message size: rank %d sent %llu bytes for %s, this rank expects %zu",
           cfg_.peerRank, (unsigned long long)slot->msgBytes, describe(op->sig).c_str(), op->bytes));
     if (slot->flags & kSlotCma) {
-      readRemote(op, slot->cmaAddr);
+      uint64_t addr;
+      std::memcpy(&addr, slot->inl, sizeof(addr));
+      readRemote(op, addr);
       op->received = op->bytes;
     } else {
       consume(op, slot);
@@ -109,7 +109,8 @@ bool ShmEndpoint::progressRecvs() {
 }
 
 void ShmEndpoint::consume(RecvOp* op, const SlotHdr* slot) {
-  const char* payload = reinterpret_cast<const char*>(slot) + sizeof(SlotHdr);
+  const char* payload =
+      (slot->flags & kSlotInline) ? slot->inl : reinterpret_cast<const char*>(slot) + sizeof(SlotHdr);
   char* dst = static_cast<char*>(op->dst) + op->received;
   if (op->fn) {
     const char* a = static_cast<const char*>(op->reduceSrc) + op->received;
