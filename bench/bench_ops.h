@@ -12,6 +12,7 @@ namespace bench {
 struct Bufs {
   void* send = nullptr;
   void* recv = nullptr;
+  gdrStream_t stream = nullptr;  // --mem cuda: the stream every call is enqueued on
 };
 
 // Returns gdrSuccess or the failing call's result.
@@ -19,6 +20,15 @@ gdrResult_t runGdr(const Options& o, const Plan& p, const Bufs& b, gdrComm_t com
 // False when MPI has no equivalent (fp16/bf16, avg).
 bool mpiCanRun(const Options& o);
 void runMpi(const Options& o, const Plan& p, const Bufs& b, MPI_Comm comm, int rank);
+
+#if GDR_BENCH_NCCL
+// The system NCCL on the same device buffers and stream (--compare nccl).
+// `ncclComm` is an ncclComm_t. False when NCCL has no equivalent (barrier).
+bool ncclCanRun(const Options& o);
+void ncclInit(void** ncclComm, MPI_Comm world);
+void ncclFree(void* ncclComm);
+void runNccl(const Options& o, const Plan& p, const Bufs& b, void* ncclComm, int rank);
+#endif
 
 // Fills inputs with values whose reduction is exact, poisons outputs, and
 // after one call checks every element. Returns the number of wrong elements.

@@ -21,6 +21,7 @@ const char* kUsage =
     "  --root R           root of bcast/reduce (default 0)\n"
     "  --check            validate every size's result against a host reference\n"
     "  --compare mpi      also time the system MPI on the same buffers; print the ratio\n"
+    "  --compare nccl     (with --mem cuda) also time the system NCCL on the same buffers and stream\n"
     "  --csv FILE         also write the table as CSV (rank 0)\n"
     "Sizes follow nccl-tests: the total buffer in bytes (allgather: the output; reducescatter and\n"
     "alltoall: the input). busbw uses nccl-tests' factors.\n";
@@ -101,8 +102,9 @@ Options parse(int argc, char** argv, int rank) {
       else fail(rank, "--mem must be host or cuda, not '%s'", v);
     } else if (!std::strcmp(a, "--compare")) {
       const char* v = value();
-      if (std::strcmp(v, "mpi")) fail(rank, "--compare supports 'mpi' (NCCL comparison comes with the GPU path), not '%s'", v);
-      o.compareMpi = true;
+      if (!std::strcmp(v, "mpi")) o.compareMpi = true;
+      else if (!std::strcmp(v, "nccl")) o.compareNccl = true;  // with --mem cuda (issue 4)
+      else fail(rank, "--compare supports 'mpi' or 'nccl', not '%s'", v);
     } else if (!std::strcmp(a, "--type")) {
       const char* v = value();
       bool ok = false;

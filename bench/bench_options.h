@@ -22,6 +22,7 @@ struct Options {
   bool cuda = false;
   bool check = false;
   bool compareMpi = false;
+  bool compareNccl = false;  // --compare nccl (issue 4)
   std::string csv;
   gdrDataType_t type = gdrFloat32;
   gdrRedOp_t op = gdrSum;

@@ -1,8 +1,15 @@
 // gdr-bench: OSU-style benchmark of gdrcoll collectives. Each size is timed
 // for gdrcoll and, with --compare mpi, for the system MPI on the same
 // buffers in the same run; latency is averaged over iterations on each rank,
-// then averaged (avg) and bounded (min, max) over ranks.
+// then averaged (avg) and bounded (min, max) over ranks. With --mem cuda the
+// buffers are device memory, every call is enqueued on one stream and timed
+// with CUDA events on it; --compare nccl times the system NCCL on the same
+// buffers and stream.
 #include <mpi.h>
+#if GDR_BENCH_CUDA
+#include <cuda_runtime_api.h>
+#include <sys/resource.h>
+#endif
 
 #include <cstdio>
 #include <cstdlib>
@@ -23,13 +30,8 @@ struct Timing {
   double avg, min, max;  // microseconds
 };
 
-template <typename Fn>
-Timing timeIt(Fn&& fn, int iters, int warmup, MPI_Comm world) {
-  for (int i = 0; i < warmup; ++i) fn();
-  MPI_Barrier(world);
-  double t0 = MPI_Wtime();
-  for (int i = 0; i < iters; ++i) fn();
-  double us = (MPI_Wtime() - t0) * 1e6 / (iters ? iters : 1);
+// This rank's time per iteration, averaged and bounded over ranks.
+Timing overRanks(double us, MPI_Comm world) {
   int n = 1;
   MPI_Comm_size(world, &n);
   Timing t;
@@ -39,6 +41,67 @@ Timing timeIt(Fn&& fn, int iters, int warmup, MPI_Comm world) {
   t.avg /= n;
   return t;
 }
+
+template <typename Fn>
+Timing timeIt(Fn&& fn, int iters, int warmup, MPI_Comm world) {
+  for (int i = 0; i < warmup; ++i) fn();
+  MPI_Barrier(world);
+  double t0 = MPI_Wtime();
+  for (int i = 0; i < iters; ++i) fn();
+  double us = (MPI_Wtime() - t0) * 1e6 / (iters ? iters : 1);
+  return overRanks(us, world);
+}
+
+#if GDR_BENCH_CUDA
+void cudaCheck(cudaError_t rc, const char* what) {
+  if (rc != cudaSuccess) {
+    std::fprintf(stderr, "gdr-bench: %s: %s\n", what, cudaGetErrorString(rc));
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+}
+
+double cpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+// Device timing: events around `iters` calls on the stream, after a barrier
+// so ranks start together. *cpu gets this rank's CPU seconds over the loop
+// (the process syncs with blocking waits, so spinning is not counted).
+template <typename Fn>
+Timing timeStream(Fn&& fn, int iters, int warmup, MPI_Comm world, cudaStream_t s, double* cpu) {
+  for (int i = 0; i < warmup; ++i) fn();
+  cudaCheck(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+  cudaEvent_t e0, e1;
+  cudaCheck(cudaEventCreate(&e0), "cudaEventCreate");
+  cudaCheck(cudaEventCreate(&e1), "cudaEventCreate");
+  MPI_Barrier(world);
+  const double c0 = cpuSeconds();
+  cudaCheck(cudaEventRecord(e0, s), "cudaEventRecord");
+  for (int i = 0; i < iters; ++i) fn();
+  cudaCheck(cudaEventRecord(e1, s), "cudaEventRecord");
+  cudaCheck(cudaEventSynchronize(e1), "cudaEventSynchronize");
+  *cpu = cpuSeconds() - c0;
+  float ms = 0;
+  cudaCheck(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  Timing t = overRanks(ms * 1e3 / (iters ? iters : 1), world);
+  int n = 1;
+  MPI_Comm_size(world, &n);
+  double c = *cpu;
+  MPI_Allreduce(&c, cpu, 1, MPI_DOUBLE, MPI_SUM, world);
+  *cpu /= n;
+  return t;
+}
+
+struct DeviceBuffer {
+  void* p = nullptr;
+  explicit DeviceBuffer(size_t bytes) { cudaCheck(cudaMalloc(&p, bytes), "cudaMalloc"); }
+  ~DeviceBuffer() { cudaFree(p); }
+};
+#endif
 
 void die(int rank, const char* what, gdrResult_t r, gdrComm_t comm) {
   std::fprintf(stderr, "gdr-bench: rank %d: %s failed: %s (%s)\n", rank, what, gdrGetErrorString(r),
@@ -59,31 +122,72 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 2;
   }
+#if GDR_BENCH_CUDA
+  cudaStream_t stream = nullptr;
+  void* nccl = nullptr;
   if (o.cuda) {
-    if (rank == 0) std::fprintf(stderr, "gdr-bench: --mem cuda is not supported by this build yet\n");
+    // One GPU per rank of a host, as NCCL programs do.
+    MPI_Comm local;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
+    int localRank = 0, ndev = 0;
+    MPI_Comm_rank(local, &localRank);
+    MPI_Comm_free(&local);
+    cudaCheck(cudaGetDeviceCount(&ndev), "cudaGetDeviceCount");
+    cudaCheck(cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync), "cudaSetDeviceFlags");
+    cudaCheck(cudaSetDevice(localRank % ndev), "cudaSetDevice");
+    cudaCheck(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  }
+#else
+  if (o.cuda) {
+    if (rank == 0) std::fprintf(stderr, "gdr-bench: --mem cuda needs a build with CUDA\n");
+    MPI_Finalize();
+    return 2;
+  }
+#endif
+  if (o.compareNccl && !o.cuda) {
+    if (rank == 0) std::fprintf(stderr, "gdr-bench: --compare nccl needs --mem cuda\n");
     MPI_Finalize();
     return 2;
   }
   gdrComm_t comm = nullptr;
   gdrResult_t r = gdrCommInitMPI(&comm, MPI_COMM_WORLD);
   if (r != gdrSuccess) die(rank, "gdrCommInitMPI", r, nullptr);
+#if GDR_BENCH_CUDA
+  // The first device operation must be a collective (it sets up CUDA IPC).
+  if (o.cuda && (r = gdrBarrier(comm, reinterpret_cast<gdrStream_t>(stream))) != gdrSuccess)
+    die(rank, "gdrBarrier", r, comm);
+#endif
 
-  const bool compare = o.compareMpi && mpiCanRun(o);
+  const bool compare = o.compareMpi && mpiCanRun(o) && !o.cuda;
+#if GDR_BENCH_NCCL
+  const bool compareNccl = o.compareNccl && ncclCanRun(o);
+  if (compareNccl) ncclInit(&nccl, MPI_COMM_WORLD);
+#else
+  const bool compareNccl = false;
+  if (o.compareNccl && rank == 0) std::printf("# note: this build found no NCCL; --compare nccl skipped\n");
+#endif
+  const char* peer = compareNccl ? "nccl" : "mpi";
   FILE* csv = nullptr;
   if (rank == 0) {
-    if (o.compareMpi && !compare)
+    if (o.compareMpi && o.cuda)
+      std::printf("# note: --compare mpi is for host memory; use --compare nccl with --mem cuda\n");
+    else if (o.compareMpi && !compare)
       std::printf("# note: the system MPI has no %s/%s; --compare mpi skipped\n", typeName(o.type),
                   o.op == gdrAvg ? "avg" : "this type");
     std::printf("# gdr-bench %s  ranks %d  mem %s  type %s  op %d  root %d\n", o.collName.c_str(), n,
                 o.cuda ? "cuda" : "host", typeName(o.type), static_cast<int>(o.op), o.root);
     std::printf("# %10s %10s %10s %10s %10s %11s %11s %6s", "size(B)", "count", "avg(us)", "min(us)", "max(us)",
                 "algbw(GB/s)", "busbw(GB/s)", "check");
-    if (compare) std::printf(" %12s %12s %8s", "mpi_avg(us)", "mpi_busbw", "ratio");
+    if (compare || compareNccl)
+      std::printf(" %12s %12s %8s", (std::string(peer) + "_avg(us)").c_str(), (std::string(peer) + "_busbw").c_str(),
+                  "ratio");
+    if (o.cuda) std::printf(" %9s", "cpu(s/GB)");
     std::printf("\n");
     if (!o.csv.empty()) {
       csv = std::fopen(o.csv.c_str(), "w");
       if (!csv) std::fprintf(stderr, "gdr-bench: cannot write %s\n", o.csv.c_str());
-      else std::fprintf(csv, "coll,ranks,type,size,count,avg_us,min_us,max_us,algbw,busbw,check,mpi_avg_us,mpi_busbw,ratio\n");
+      else if (!o.cuda) std::fprintf(csv, "coll,ranks,type,size,count,avg_us,min_us,max_us,algbw,busbw,check,mpi_avg_us,mpi_busbw,ratio\n");
+      else std::fprintf(csv, "coll,ranks,type,size,count,avg_us,min_us,max_us,algbw,busbw,check,%s_avg_us,%s_busbw,ratio,cpu_s_per_gb\n", peer, peer);
     }
   }
 
@@ -102,25 +206,58 @@ int main(int argc, char** argv) {
     Bufs b{sendBuf.data(), recvBuf.data()};
     const bool large = p.bytes > (1u << 20);
     const int iters = large ? o.itersLarge : o.iters, warmup = large ? o.warmupLarge : o.warmup;
-
-    // Correctness first, so a wrong result is never reported as fast.
+    Timing g{}, m{};
+    double cpu = 0;
     const char* status = "-";
-    if (o.check) {
-      seed = seed * 1103515245u + 12345u;
-      fillInputs(o, p, b, rank, n, seed);
-      if (o.coll != Coll::Bcast) poisonOutputs(p, b);
-      if ((r = runGdr(o, p, b, comm, rank)) != gdrSuccess) die(rank, o.collName.c_str(), r, comm);
-      size_t bad = countErrors(o, p, b, rank, n, seed), allBad = 0;
-      MPI_Allreduce(&bad, &allBad, 1, MPI_UNSIGNED_LONG, MPI_SUM, MPI_COMM_WORLD);
-      totalBad += allBad;
-      status = allBad ? "FAIL" : "ok";
-    }
+#if GDR_BENCH_CUDA
+    if (o.cuda) {
+      // Same checks on device buffers: inputs made on the host, copied over,
+      // one call, the output copied back and checked element by element.
+      DeviceBuffer dsend(p.sendBytes + 64), drecv(p.recvBytes + 64);
+      Bufs db{dsend.p, drecv.p, reinterpret_cast<gdrStream_t>(stream)};
+      if (o.check) {
+        seed = seed * 1103515245u + 12345u;
+        fillInputs(o, p, b, rank, n, seed);
+        if (o.coll != Coll::Bcast) poisonOutputs(p, b);
+        cudaCheck(cudaMemcpy(dsend.p, sendBuf.data(), sendBuf.size(), cudaMemcpyHostToDevice), "cudaMemcpy");
+        cudaCheck(cudaMemcpy(drecv.p, recvBuf.data(), recvBuf.size(), cudaMemcpyHostToDevice), "cudaMemcpy");
+        if ((r = runGdr(o, p, db, comm, rank)) != gdrSuccess) die(rank, o.collName.c_str(), r, comm);
+        cudaCheck(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+        cudaCheck(cudaMemcpy(recvBuf.data(), drecv.p, recvBuf.size(), cudaMemcpyDeviceToHost), "cudaMemcpy");
+        size_t bad = countErrors(o, p, b, rank, n, seed), allBad = 0;
+        MPI_Allreduce(&bad, &allBad, 1, MPI_UNSIGNED_LONG, MPI_SUM, MPI_COMM_WORLD);
+        totalBad += allBad;
+        status = allBad ? "FAIL" : "ok";
+      }
+      g = timeStream([&] {
+        if ((r = runGdr(o, p, db, comm, rank)) != gdrSuccess) die(rank, o.collName.c_str(), r, comm);
+      }, iters, warmup, MPI_COMM_WORLD, stream, &cpu);
+#if GDR_BENCH_NCCL
+      double ncpu = 0;
+      if (compareNccl) m = timeStream([&] { runNccl(o, p, db, nccl, rank); }, iters, warmup, MPI_COMM_WORLD, stream, &ncpu);
+#endif
+      cpu = p.bytes ? cpu / (static_cast<double>(p.bytes) * iters / 1e9) : 0;
+    } else
+#endif
+    {
 
-    Timing g = timeIt([&] {
-      if ((r = runGdr(o, p, b, comm, rank)) != gdrSuccess) die(rank, o.collName.c_str(), r, comm);
-    }, iters, warmup, MPI_COMM_WORLD);
-    Timing m{};
-    if (compare) m = timeIt([&] { runMpi(o, p, b, MPI_COMM_WORLD, rank); }, iters, warmup, MPI_COMM_WORLD);
+      // Correctness first, so a wrong result is never reported as fast.
+      if (o.check) {
+        seed = seed * 1103515245u + 12345u;
+        fillInputs(o, p, b, rank, n, seed);
+        if (o.coll != Coll::Bcast) poisonOutputs(p, b);
+        if ((r = runGdr(o, p, b, comm, rank)) != gdrSuccess) die(rank, o.collName.c_str(), r, comm);
+        size_t bad = countErrors(o, p, b, rank, n, seed), allBad = 0;
+        MPI_Allreduce(&bad, &allBad, 1, MPI_UNSIGNED_LONG, MPI_SUM, MPI_COMM_WORLD);
+        totalBad += allBad;
+        status = allBad ? "FAIL" : "ok";
+      }
+
+      g = timeIt([&] {
+        if ((r = runGdr(o, p, b, comm, rank)) != gdrSuccess) die(rank, o.collName.c_str(), r, comm);
+      }, iters, warmup, MPI_COMM_WORLD);
+      if (compare) m = timeIt([&] { runMpi(o, p, b, MPI_COMM_WORLD, rank); }, iters, warmup, MPI_COMM_WORLD);
+    }
 
     if (rank == 0) {
       double algbw = g.avg > 0 ? p.bytes / (g.avg * 1e3) : 0;  // bytes/us/1e3 = GB/s
@@ -128,22 +265,35 @@ int main(int argc, char** argv) {
       std::printf("  %10zu %10zu %10.2f %10.2f %10.2f %11.3f %11.3f %6s", p.bytes, p.count, g.avg, g.min, g.max,
                   algbw, busbw, status);
       double mbus = 0, ratio = 0;
-      if (compare) {
+      if (compare || compareNccl) {
         mbus = m.avg > 0 ? p.bytes / (m.avg * 1e3) * p.busFactor : 0;
         ratio = g.avg > 0 ? m.avg / g.avg : 0;
         std::printf(" %12.2f %12.3f %7.2fx", m.avg, mbus, ratio);
       }
+      if (o.cuda) std::printf(" %9.4f", cpu);
       std::printf("\n");
       std::fflush(stdout);
-      if (csv)
+      if (csv && !o.cuda)
         std::fprintf(csv, "%s,%d,%s,%zu,%zu,%.3f,%.3f,%.3f,%.4f,%.4f,%s,%.3f,%.4f,%.3f\n", o.collName.c_str(), n,
                      typeName(o.type), p.bytes, p.count, g.avg, g.min, g.max, algbw, busbw, status, m.avg, mbus, ratio);
+      else if (csv)
+        std::fprintf(csv, "%s,%d,%s,%zu,%zu,%.3f,%.3f,%.3f,%.4f,%.4f,%s,%.3f,%.4f,%.3f,%.5f\n", o.collName.c_str(), n,
+                     typeName(o.type), p.bytes, p.count, g.avg, g.min, g.max, algbw, busbw, status, m.avg, mbus, ratio,
+                     cpu);
     }
   }
   if (rank == 0 && compare)
     std::printf("# ratio = MPI time / gdrcoll time (above 1: gdrcoll faster; equals the busbw ratio)\n");
+  if (rank == 0 && compareNccl)
+    std::printf("# ratio = NCCL time / gdrcoll time (above 1: gdrcoll faster; equals the busbw ratio)\n");
   if (csv) std::fclose(csv);
   gdrCommDestroy(comm);
+#if GDR_BENCH_NCCL
+  if (nccl) ncclFree(nccl);
+#endif
+#if GDR_BENCH_CUDA
+  if (stream) cudaStreamDestroy(stream);
+#endif
   MPI_Finalize();
   if (totalBad) {
     if (rank == 0) std::fprintf(stderr, "gdr-bench: %zu wrong elements\n", totalBad);

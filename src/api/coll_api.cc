@@ -1,12 +1,14 @@
 // Collective and point-to-point entry points of the C API: argument checks
 // (nothing is written when they fail, and the communicator stays usable),
-// then the host path. Device buffers are refused until the GPU path lands.
+// then the host path or, for device buffers, the stream-ordered device path
+// (comm/device_colls.h). A call mixing host and device buffers is refused.
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 
 #include "api/guard.h"
 #include "collectives/reduce_host.h"
+#include "comm/device_colls.h"
 #include "comm/host_colls.h"
 #include "comm/p2p.h"
 #include "core/memory_kind.h"
@@ -65,25 +67,25 @@ void checkPeer(const Communicator& c, int peer) {
 
 bool inPlace(const void* sendbuf, const void* recvbuf) { return sendbuf == GDR_IN_PLACE || sendbuf == recvbuf; }
 
-void hostOnly(const void* a, const void* b = nullptr) {
-  for (const void* p : {a, b}) {
-    if (p && p != GDR_IN_PLACE && gdr::memoryKind(p) == gdr::MemKind::Device)
-      throw gdr::NotSupported("device buffers are not supported yet by this build of gdrcoll (host memory only)");
-  }
-}
-
-void run(Communicator& c, const CollCall& call) {
+// ---- device routing (issue 4) ----
+// Device buffers go to the stream-ordered device path; host buffers to the
+// host path, unchanged.
+void run(Communicator& c, const CollCall& call, bool onDevice, gdrStream_t stream) {
   if (gdr::inGroup())
     throw gdr::InvalidUsage("collectives inside gdrGroupStart/gdrGroupEnd are not supported; only send/recv");
-  gdr::runHostCollective(c, call);
+  if (onDevice)
+    gdr::runDeviceCollective(c, call, stream);
+  else
+    gdr::runHostCollective(c, call);
 }
+// ---- end device routing ----
 
 }  // namespace
 
 extern "C" {
 
 gdrResult_t gdrAllReduce(const void* sendbuf, void* recvbuf, size_t count, gdrDataType_t datatype,
-                         gdrRedOp_t op, gdrComm_t comm, gdrStream_t) {
+                         gdrRedOp_t op, gdrComm_t comm, gdrStream_t stream) {
   return guarded("gdrAllReduce", comm, [&] {
     Communicator& c = ready(comm);
     checkType(datatype);
@@ -91,29 +93,29 @@ gdrResult_t gdrAllReduce(const void* sendbuf, void* recvbuf, size_t count, gdrDa
     checkCount(count, 1, datatype, "count");
     checkBuf(sendbuf, count, "sendbuf");
     checkBuf(recvbuf, count, "recvbuf");
-    hostOnly(sendbuf, recvbuf);
+    const bool dev = gdr::isDeviceCall(sendbuf, recvbuf);
     CollCall call{CollKind::AllReduce, sendbuf, recvbuf, count, datatype, op};
     call.inPlace = inPlace(sendbuf, recvbuf);
-    run(c, call);
+    run(c, call, dev, stream);
   });
 }
 
 gdrResult_t gdrBroadcast(void* buffer, size_t count, gdrDataType_t datatype, int root, gdrComm_t comm,
-                         gdrStream_t) {
+                         gdrStream_t stream) {
   return guarded("gdrBroadcast", comm, [&] {
     Communicator& c = ready(comm);
     checkType(datatype);
     checkCount(count, 1, datatype, "count");
     checkBuf(buffer, count, "buffer");
     checkRoot(c, root);
-    hostOnly(buffer);
+    const bool dev = gdr::isDeviceCall(buffer);
     CollCall call{CollKind::Broadcast, buffer, buffer, count, datatype, gdrSum, root};
-    run(c, call);
+    run(c, call, dev, stream);
   });
 }
 
 gdrResult_t gdrReduce(const void* sendbuf, void* recvbuf, size_t count, gdrDataType_t datatype, gdrRedOp_t op,
-                      int root, gdrComm_t comm, gdrStream_t) {
+                      int root, gdrComm_t comm, gdrStream_t stream) {
   return guarded("gdrReduce", comm, [&] {
     Communicator& c = ready(comm);
     checkType(datatype);
@@ -124,30 +126,30 @@ gdrResult_t gdrReduce(const void* sendbuf, void* recvbuf, size_t count, gdrDataT
     GDR_CHECK_ARG(isRoot || sendbuf != GDR_IN_PLACE, "GDR_IN_PLACE is only valid on the root");
     checkBuf(sendbuf, count, "sendbuf");
     if (isRoot) checkBuf(recvbuf, count, "recvbuf (on the root)");
-    hostOnly(sendbuf, isRoot ? recvbuf : nullptr);
+    const bool dev = gdr::isDeviceCall(sendbuf, isRoot ? recvbuf : nullptr);
     CollCall call{CollKind::Reduce, sendbuf, recvbuf, count, datatype, op, root};
     call.inPlace = isRoot && inPlace(sendbuf, recvbuf);
-    run(c, call);
+    run(c, call, dev, stream);
   });
 }
 
 gdrResult_t gdrAllGather(const void* sendbuf, size_t sendcount, void* recvbuf, gdrDataType_t datatype,
-                         gdrComm_t comm, gdrStream_t) {
+                         gdrComm_t comm, gdrStream_t stream) {
   return guarded("gdrAllGather", comm, [&] {
     Communicator& c = ready(comm);
     checkType(datatype);
     checkCount(sendcount, c.size(), datatype, "sendcount");
     checkBuf(sendbuf, sendcount, "sendbuf");
     checkBuf(recvbuf, sendcount, "recvbuf");
-    hostOnly(sendbuf, recvbuf);
+    const bool dev = gdr::isDeviceCall(sendbuf, recvbuf);
     CollCall call{CollKind::AllGather, sendbuf, recvbuf, sendcount, datatype};
     call.inPlace = sendbuf == GDR_IN_PLACE;
-    run(c, call);
+    run(c, call, dev, stream);
   });
 }
 
 gdrResult_t gdrReduceScatter(const void* sendbuf, void* recvbuf, size_t recvcount, gdrDataType_t datatype,
-                             gdrRedOp_t op, gdrComm_t comm, gdrStream_t) {
+                             gdrRedOp_t op, gdrComm_t comm, gdrStream_t stream) {
   return guarded("gdrReduceScatter", comm, [&] {
     Communicator& c = ready(comm);
     checkType(datatype);
@@ -155,33 +157,33 @@ gdrResult_t gdrReduceScatter(const void* sendbuf, void* recvbuf, size_t recvcoun
     checkCount(recvcount, c.size(), datatype, "recvcount");
     checkBuf(sendbuf, recvcount, "sendbuf");
     checkBuf(recvbuf, recvcount, "recvbuf");
-    hostOnly(sendbuf, recvbuf);
+    const bool dev = gdr::isDeviceCall(sendbuf, recvbuf);
     GDR_CHECK_ARG(sendbuf != recvbuf || recvcount == 0,
                   "sendbuf equals recvbuf: pass GDR_IN_PLACE for an in-place reduce-scatter");
     CollCall call{CollKind::ReduceScatter, sendbuf, recvbuf, recvcount, datatype, op};
     call.inPlace = sendbuf == GDR_IN_PLACE;
-    run(c, call);
+    run(c, call, dev, stream);
   });
 }
 
 gdrResult_t gdrAllToAll(const void* sendbuf, size_t sendcount, void* recvbuf, gdrDataType_t datatype,
-                        gdrComm_t comm, gdrStream_t) {
+                        gdrComm_t comm, gdrStream_t stream) {
   return guarded("gdrAllToAll", comm, [&] {
     Communicator& c = ready(comm);
     checkType(datatype);
     checkCount(sendcount, c.size(), datatype, "sendcount");
     checkBuf(sendbuf, sendcount, "sendbuf");
     checkBuf(recvbuf, sendcount, "recvbuf");
-    hostOnly(sendbuf, recvbuf);
+    const bool dev = gdr::isDeviceCall(sendbuf, recvbuf);
     CollCall call{CollKind::AllToAll, sendbuf, recvbuf, sendcount, datatype};
     call.inPlace = inPlace(sendbuf, recvbuf);
-    run(c, call);
+    run(c, call, dev, stream);
   });
 }
 
 gdrResult_t gdrAllToAllv(const void* sendbuf, const size_t* sendcounts, const size_t* sdispls, void* recvbuf,
                          const size_t* recvcounts, const size_t* rdispls, gdrDataType_t datatype,
-                         gdrComm_t comm, gdrStream_t) {
+                         gdrComm_t comm, gdrStream_t stream) {
   return guarded("gdrAllToAllv", comm, [&] {
     Communicator& c = ready(comm);
     checkType(datatype);
@@ -201,47 +203,54 @@ gdrResult_t gdrAllToAllv(const void* sendbuf, const size_t* sendcounts, const si
     }
     checkBuf(ip ? recvbuf : sendbuf, ip ? anyRecv : anySend, "sendbuf");
     checkBuf(recvbuf, anyRecv, "recvbuf");
-    hostOnly(sendbuf, recvbuf);
+    const bool dev = gdr::isDeviceCall(sendbuf, recvbuf);
     CollCall call{CollKind::AllToAllv, sendbuf, recvbuf, 0, datatype};
     call.inPlace = ip;
     call.sendCounts = sendcounts;
     call.sendDispls = sdispls;
     call.recvCounts = recvcounts;
     call.recvDispls = rdispls;
-    run(c, call);
+    run(c, call, dev, stream);
   });
 }
 
-gdrResult_t gdrBarrier(gdrComm_t comm, gdrStream_t) {
+gdrResult_t gdrBarrier(gdrComm_t comm, gdrStream_t stream) {
   return guarded("gdrBarrier", comm, [&] {
     Communicator& c = ready(comm);
-    run(c, CollCall{CollKind::Barrier});
+    // A barrier on a non-null stream is stream-ordered (device path).
+    run(c, CollCall{CollKind::Barrier}, stream != nullptr, stream);
   });
 }
 
 gdrResult_t gdrSend(const void* sendbuf, size_t count, gdrDataType_t datatype, int peer, gdrComm_t comm,
-                    gdrStream_t) {
+                    gdrStream_t stream) {
   return guarded("gdrSend", comm, [&] {
     Communicator& c = ready(comm);
     checkType(datatype);
     checkCount(count, 1, datatype, "count");
     checkBuf(sendbuf, count, "sendbuf");
     checkPeer(c, peer);
-    hostOnly(sendbuf);
-    gdr::p2pSend(c, sendbuf, count, datatype, peer);
+    const bool dev = gdr::isDeviceCall(sendbuf);
+    if (dev)
+      gdr::deviceSend(c, sendbuf, count, datatype, peer, stream);
+    else
+      gdr::p2pSend(c, sendbuf, count, datatype, peer);
   });
 }
 
 gdrResult_t gdrRecv(void* recvbuf, size_t count, gdrDataType_t datatype, int peer, gdrComm_t comm,
-                    gdrStream_t) {
+                    gdrStream_t stream) {
   return guarded("gdrRecv", comm, [&] {
     Communicator& c = ready(comm);
     checkType(datatype);
     checkCount(count, 1, datatype, "count");
     checkBuf(recvbuf, count, "recvbuf");
     checkPeer(c, peer);
-    hostOnly(recvbuf);
-    gdr::p2pRecv(c, recvbuf, count, datatype, peer);
+    const bool dev = gdr::isDeviceCall(recvbuf);
+    if (dev)
+      gdr::deviceRecv(c, recvbuf, count, datatype, peer, stream);
+    else
+      gdr::p2pRecv(c, recvbuf, count, datatype, peer);
   });
 }
 
@@ -250,7 +259,10 @@ gdrResult_t gdrGroupStart(void) {
 }
 
 gdrResult_t gdrGroupEnd(void) {
-  return guarded("gdrGroupEnd", nullptr, [&] { gdr::groupEnd(); });
+  return guarded("gdrGroupEnd", nullptr, [&] {
+    gdr::groupEnd();
+    if (!gdr::inGroup()) gdr::deviceGroupEnd();  // device routing (issue 4)
+  });
 }
 
 }  // extern "C"

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 
+#include "comm/device_colls.h"  // device state hook (issue 4)
 #include "comm/host_id.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -44,7 +45,9 @@ Communicator::Communicator(std::unique_ptr<boot::Bootstrap> boot) : boot_(std::m
   GDR_INFO(kInit, "communicator ready: rank %d of %d, bootstrap %s", rank_, size_, boot_->name());
 }
 
-Communicator::~Communicator() = default;
+// ---- device state hook (issue 4) ----
+Communicator::~Communicator() { releaseDeviceState(this); }
+// ---- end device state hook ----
 
 bool Communicator::sameHost(int peer) const {
   return std::strncmp(peers_[peer].hostId, peers_[rank_].hostId, sizeof(PeerInfo::hostId)) == 0;

@@ -76,6 +76,19 @@ const std::vector<Info> kParams = {
     {"GDR_NET_GDR", Type::Int, "-1",
      "GPU memory over the network: -1 auto (dma-buf, else nvidia-peermem, else staged), 0 always staged, "
      "1 GPUDirect wherever the hardware allows."},
+    // device (issue 4): device buffers, the cuda_ipc transport
+    {"GDR_CUDA_IPC", Type::Bool, "1",
+     "Run collectives on device buffers as fused kernels over CUDA IPC when every rank is on one host "
+     "(0: the staged path through host memory)."},
+    {"GDR_CUDA_IPC_CHUNK_BYTES", Type::Int, "131072",
+     "Staging bytes per kernel block and source rank (a multiple of 16); each rank allocates "
+     "2 * nranks * 128 of them."},
+    {"GDR_CUDA_IPC_BLOCKS", Type::Int, "64", "Most thread blocks one cuda_ipc kernel uses (1-128)."},
+    {"GDR_CUDA_IPC_ALGO", Type::String, "auto",
+     "Device all-reduce algorithm: auto, oneshot (each GPU reduces every input) or twoshot "
+     "(reduce-scatter + all-gather through peer memory)."},
+    {"GDR_CUDA_IPC_ONESHOT_BYTES", Type::Int, "262144",
+     "With more than two ranks, auto picks one-shot up to this many bytes, two-shot above."},
 };
 
 std::string envOrDefault(const Info& i) {

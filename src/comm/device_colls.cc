@@ -1,0 +1,426 @@
+#include "comm/device_colls.h"
+
+#include <cstring>
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "collectives/reduce_host.h"
+#include "comm/p2p.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/memory_kind.h"
+#include "core/params.h"
+
+#if GDR_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "transport/cuda_ipc/ipc_context.h"
+#endif
+
+namespace gdr {
+
+bool isDeviceCall(const void* a, const void* b) {
+  int dev = 0, host = 0;
+  for (const void* p : {a, b}) {
+    if (!p || p == GDR_IN_PLACE) continue;
+    (memoryKind(p) == MemKind::Device ? dev : host)++;
+  }
+  if (dev && host)
+    throw InvalidArgument("the send and receive buffers must both be host memory or both be device memory");
+  return dev > 0;
+}
+
+#if GDR_HAVE_CUDA
+
+namespace {
+
+using coll::CollKind;
+
+struct DeviceState {
+  bool tried = false;
+  std::unique_ptr<ipc::IpcContext> ipc;
+  std::string whyStaged;
+};
+
+std::mutex gStatesMu;
+std::map<const Communicator*, std::unique_ptr<DeviceState>> gStates;
+
+DeviceState& stateOf(const Communicator& comm) {
+  std::lock_guard<std::mutex> g(gStatesMu);
+  auto& s = gStates[&comm];
+  if (!s) s = std::make_unique<DeviceState>();
+  return *s;
+}
+
+void checkCuda(cudaError_t rc, const char* what) {
+  if (rc != cudaSuccess) {
+    cudaGetLastError();
+    throw Error(gdrCudaError, strprintf("%s: %s", what, cudaGetErrorString(rc)));
+  }
+}
+
+// Fails the communicator if a kernel's barrier timed out (a peer died or
+// never called the collective).
+void checkDeviceErrors(Communicator& comm, const ipc::IpcContext& ctx) {
+  if (unsigned bits = ctx.deviceErrors()) {
+    std::string peers;
+    for (int p = 0; p < ipc::kMaxLocalRanks; ++p)
+      if (bits >> p & 1u) peers += (peers.empty() ? "" : ",") + std::to_string(p);
+    std::string text = strprintf(
+        "a device-side wait for rank(s) %s timed out after %lld ms (GDR_TIMEOUT_MS): a peer died or never "
+        "called the matching operation",
+        peers.c_str(), static_cast<long long>(comm.config().timeoutMs));
+    comm.fail(gdrTimeout, text);
+    throw TimeoutError(text);
+  }
+}
+
+// The IPC context, created on the first device collective (collective on
+// every rank); null when the staged path applies.
+ipc::IpcContext* ipcFor(Communicator& comm, bool collective) {
+  DeviceState& st = stateOf(comm);
+  if (!st.tried) {
+    if (!collective)
+      throw InvalidUsage(
+          "the first device operation on a communicator must be a collective (it sets up CUDA IPC on every "
+          "rank); call e.g. gdrBarrier on a stream first");
+    st.tried = true;
+    st.ipc = ipc::IpcContext::create(comm, &st.whyStaged);
+    if (!st.ipc)
+      GDR_WARN(kColl, "device buffers use the staged path (stream sync + host copies + host transport): %s",
+               st.whyStaged.c_str());
+  }
+  if (st.ipc) checkDeviceErrors(comm, *st.ipc);
+  return st.ipc.get();
+}
+
+// Launches on the context's device, restoring the caller's current device.
+template <typename F>
+void onDevice(int device, F&& f) {
+  int cur = -1;
+  checkCuda(cudaGetDevice(&cur), "cudaGetDevice");
+  if (cur != device) checkCuda(cudaSetDevice(device), "cudaSetDevice");
+  try {
+    f();
+  } catch (...) {
+    if (cur != device) cudaSetDevice(cur);
+    throw;
+  }
+  if (cur != device) checkCuda(cudaSetDevice(cur), "cudaSetDevice");
+}
+
+ipc::ReduceMode allReduceMode(const ipc::IpcView& v, size_t bytes) {
+  const std::string algo = param::getString("GDR_CUDA_IPC_ALGO");
+  if (algo == "oneshot") return ipc::ReduceMode::OneShot;
+  if (algo == "twoshot") return ipc::ReduceMode::TwoShot;
+  if (algo != "auto") throw InvalidArgument("GDR_CUDA_IPC_ALGO=" + algo + " is not one of auto, oneshot, twoshot");
+  // Two ranks: both move the whole message over the link once, and one-shot
+  // has a single barrier. More ranks: two-shot moves 2(n-1)/n instead of n-1.
+  if (v.nranks <= 2) return ipc::ReduceMode::OneShot;
+  return bytes <= static_cast<size_t>(param::getInt("GDR_CUDA_IPC_ONESHOT_BYTES")) ? ipc::ReduceMode::OneShot
+                                                                                    : ipc::ReduceMode::TwoShot;
+}
+
+void runIpc(Communicator& comm, ipc::IpcContext& ctx, const CollCall& call, cudaStream_t s) {
+  const ipc::IpcView& v = ctx.view();
+  const int n = comm.size(), me = comm.rank();
+  const size_t eb = coll::typeSize(call.type);
+  auto in = [&](const void* p) { return static_cast<const char*>(p); };
+  cudaError_t rc = cudaSuccess;
+  switch (call.kind) {
+    case CollKind::AllReduce:
+    case CollKind::Reduce:
+    case CollKind::ReduceScatter: {
+      ipc::ReduceCall r;
+      r.type = call.type;
+      r.op = call.op;
+      r.count = call.count;
+      r.root = call.root;
+      r.output = call.recvbuf;
+      r.input = call.inPlace ? call.recvbuf : call.sendbuf;
+      if (call.kind == CollKind::AllReduce) {
+        r.mode = allReduceMode(v, call.count * eb);
+      } else if (call.kind == CollKind::Reduce) {
+        r.mode = ipc::ReduceMode::Reduce;
+        if (me != call.root) r.output = nullptr;
+      } else {
+        r.mode = ipc::ReduceMode::ReduceScatter;
+        if (call.inPlace && n > 1 && call.count > 0) {
+          // The result lands at the start of the input: block `me` of the
+          // input must not be overwritten before peers have been sent
+          // theirs. The kernel reads and writes unit by unit, and the unit
+          // written at [lo, hi) of the output is input block 0's [lo, hi),
+          // already pushed in the same unit, so in-place is safe as is.
+        }
+      }
+      rc = ipc::launchReduce(v, r, s);
+      break;
+    }
+    case CollKind::Broadcast: {
+      ipc::Exchange x;
+      const size_t bytes = call.count * eb;
+      for (int p = 0; p < n; ++p) {
+        if (p == me) continue;
+        if (me == call.root) {
+          x.src[p] = in(call.recvbuf);
+          x.sendBytes[p] = bytes;
+        } else if (p == call.root) {
+          x.dst[p] = static_cast<char*>(call.recvbuf);
+          x.recvBytes[p] = bytes;
+        }
+      }
+      rc = ipc::launchExchange(v, x, s);
+      break;
+    }
+    case CollKind::AllGather: {
+      ipc::Exchange x;
+      const size_t bytes = call.count * eb;
+      char* out = static_cast<char*>(call.recvbuf);
+      const char* mine = call.inPlace ? out + me * bytes : in(call.sendbuf);
+      for (int p = 0; p < n; ++p) {
+        x.src[p] = mine;
+        x.dst[p] = out + p * bytes;
+        x.sendBytes[p] = p == me && call.inPlace ? 0 : bytes;
+        x.recvBytes[p] = p == me ? 0 : bytes;
+      }
+      rc = ipc::launchExchange(v, x, s);
+      break;
+    }
+    case CollKind::AllToAll:
+    case CollKind::AllToAllv: {
+      ipc::Exchange x;
+      const bool vee = call.kind == CollKind::AllToAllv;
+      const char* src = in(call.inPlace ? call.recvbuf : call.sendbuf);
+      char* out = static_cast<char*>(call.recvbuf);
+      for (int p = 0; p < n; ++p) {
+        const size_t sc = vee ? (call.inPlace ? call.recvCounts[p] : call.sendCounts[p]) : call.count;
+        const size_t sd = vee ? (call.inPlace ? call.recvDispls[p] : call.sendDispls[p]) : p * call.count;
+        const size_t rcnt = vee ? call.recvCounts[p] : call.count;
+        const size_t rd = vee ? call.recvDispls[p] : p * call.count;
+        x.src[p] = src + sd * eb;
+        x.dst[p] = out + rd * eb;
+        x.sendBytes[p] = sc * eb;
+        x.recvBytes[p] = p == me ? 0 : rcnt * eb;
+        if (p == me && sc != rcnt)
+          throw InvalidArgument(strprintf("rank %d sends %zu elements to itself but receives %zu", me, sc, rcnt));
+      }
+      rc = ipc::launchExchange(v, x, s);
+      break;
+    }
+    case CollKind::Barrier:
+      rc = ipc::launchBarrier(v, s);
+      break;
+  }
+  checkCuda(rc, "launching the cuda_ipc kernel");
+}
+
+// ---- the staged path -------------------------------------------------------
+
+// Elements each side of a collective touches, for the host copies.
+struct Extent {
+  size_t in = 0, out = 0;
+};
+
+Extent extentOf(const Communicator& comm, const CollCall& c) {
+  const size_t n = comm.size();
+  const bool root = comm.rank() == c.root;
+  switch (c.kind) {
+    case CollKind::AllReduce: return {c.count, c.count};
+    case CollKind::Broadcast: return {c.count, c.count};
+    case CollKind::Reduce: return {c.count, root ? c.count : 0};
+    case CollKind::AllGather: return {c.inPlace ? 0 : c.count, n * c.count};
+    case CollKind::ReduceScatter: return {c.inPlace ? 0 : n * c.count, c.inPlace ? n * c.count : c.count};
+    case CollKind::AllToAll: return {c.inPlace ? 0 : n * c.count, n * c.count};
+    case CollKind::AllToAllv: {
+      Extent e;
+      for (size_t r = 0; r < n; ++r) {
+        e.out = std::max(e.out, c.recvDispls[r] + c.recvCounts[r]);
+        if (!c.inPlace) e.in = std::max(e.in, c.sendDispls[r] + c.sendCounts[r]);
+      }
+      return e;
+    }
+    case CollKind::Barrier: return {};
+  }
+  return {};
+}
+
+void refuseCapture(cudaStream_t s) {
+  cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+  checkCuda(cudaStreamIsCapturing(s, &st), "cudaStreamIsCapturing");
+  if (st != cudaStreamCaptureStatusNone)
+    throw NotSupported(
+        "device buffers on this communicator take the staged path (host copies), which cannot be captured in a "
+        "CUDA graph");
+}
+
+void runStaged(Communicator& comm, const CollCall& call, cudaStream_t s) {
+  refuseCapture(s);
+  const size_t eb = coll::typeSize(call.type);
+  const Extent e = extentOf(comm, call);
+  checkCuda(cudaStreamSynchronize(s), "cudaStreamSynchronize (staged path)");
+  // In-place forms keep their single buffer: copy it whole in and out.
+  std::vector<char> hin, hout(e.out * eb);
+  CollCall h = call;
+  const bool reduceNonRoot = call.kind == CollKind::Reduce && comm.rank() != call.root;
+  const bool bothInOut = call.inPlace || call.kind == CollKind::Broadcast;
+  if (bothInOut && !reduceNonRoot) {
+    if (!hout.empty()) checkCuda(cudaMemcpy(hout.data(), call.recvbuf, hout.size(), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    h.recvbuf = hout.data();
+    h.sendbuf = call.kind == CollKind::Broadcast ? hout.data() : call.sendbuf;
+  } else {
+    hin.resize((reduceNonRoot ? call.count : e.in) * eb);
+    if (!hin.empty()) checkCuda(cudaMemcpy(hin.data(), call.sendbuf, hin.size(), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    h.sendbuf = hin.data();
+    h.recvbuf = hout.empty() ? nullptr : hout.data();
+  }
+  runHostCollective(comm, h);
+  if (!hout.empty() && call.recvbuf)
+    checkCuda(cudaMemcpy(call.recvbuf, hout.data(), hout.size(), cudaMemcpyHostToDevice), "cudaMemcpy");
+}
+
+// ---- send/recv ---------------------------------------------------------------
+
+struct DeviceP2P {
+  Communicator* comm;
+  bool isSend;
+  const void* sendBuf;
+  void* recvBuf;
+  size_t bytes;
+  int peer;
+  cudaStream_t stream;
+};
+thread_local std::vector<DeviceP2P> tDeviceGroup;
+
+// Runs one communicator's queued send/recv: the k-th kernel carries the k-th
+// send and the k-th receive of every peer (messages between two ranks match
+// in order, and both sides count alike).
+void runP2P(Communicator& comm, const std::vector<DeviceP2P>& ops) {
+  ipc::IpcContext* ctx = ipcFor(comm, false);
+  cudaStream_t s = ops.front().stream;
+  for (const auto& o : ops)
+    if (o.stream != s)
+      throw InvalidUsage("device send/recv of one communicator inside a group must use one stream");
+  if (!ctx) {
+    for (const auto& o : ops) {
+      refuseCapture(s);
+      checkCuda(cudaStreamSynchronize(s), "cudaStreamSynchronize (staged path)");
+      std::vector<char> h(o.bytes);
+      if (o.isSend) {
+        if (o.bytes) checkCuda(cudaMemcpy(h.data(), o.sendBuf, o.bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+        p2pSend(comm, h.data(), o.bytes, gdrUint8, o.peer);
+      } else {
+        p2pRecv(comm, h.data(), o.bytes, gdrUint8, o.peer);
+        if (o.bytes) checkCuda(cudaMemcpy(o.recvBuf, h.data(), o.bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+      }
+    }
+    return;
+  }
+  const int n = comm.size();
+  std::vector<std::vector<const DeviceP2P*>> sends(n), recvs(n);
+  size_t rounds = 0;
+  for (const auto& o : ops) {
+    auto& q = o.isSend ? sends[o.peer] : recvs[o.peer];
+    q.push_back(&o);
+    rounds = std::max(rounds, q.size());
+  }
+  if (sends[comm.rank()].size() != recvs[comm.rank()].size())
+    throw InvalidUsage("device send/recv to oneself must come in matching pairs inside one group");
+  onDevice(ctx->device(), [&] {
+    for (size_t k = 0; k < rounds; ++k) {
+      ipc::Exchange x;
+      for (int p = 0; p < n; ++p) {
+        if (k < sends[p].size()) {
+          x.src[p] = static_cast<const char*>(sends[p][k]->sendBuf);
+          x.sendBytes[p] = sends[p][k]->bytes;
+        }
+        if (k < recvs[p].size()) {
+          x.dst[p] = static_cast<char*>(recvs[p][k]->recvBuf);
+          x.recvBytes[p] = recvs[p][k]->bytes;
+        }
+      }
+      const int me = comm.rank();
+      if (x.sendBytes[me] != x.recvBytes[me])
+        throw InvalidArgument("a device send to oneself and its receive differ in size");
+      checkCuda(ipc::launchExchange(ctx->view(), x, s), "launching the cuda_ipc send/recv kernel");
+    }
+  });
+}
+
+void queueOrRun(DeviceP2P op) {
+  if (inGroup()) {
+    tDeviceGroup.push_back(op);
+    return;
+  }
+  if (op.peer == op.comm->rank())
+    throw InvalidUsage("a device send/recv to oneself must be inside gdrGroupStart/gdrGroupEnd with its match");
+  runP2P(*op.comm, {op});
+}
+
+}  // namespace
+
+void runDeviceCollective(Communicator& comm, const CollCall& call, gdrStream_t stream) {
+  auto s = reinterpret_cast<cudaStream_t>(stream);
+  ipc::IpcContext* ctx = ipcFor(comm, true);
+  if (ctx) {
+    onDevice(ctx->device(), [&] { runIpc(comm, *ctx, call, s); });
+    return;
+  }
+  runStaged(comm, call, s);
+}
+
+void deviceSend(Communicator& comm, const void* buf, size_t count, gdrDataType_t type, int peer, gdrStream_t stream) {
+  queueOrRun({&comm, true, buf, nullptr, count * coll::typeSize(type), peer, reinterpret_cast<cudaStream_t>(stream)});
+}
+
+void deviceRecv(Communicator& comm, void* buf, size_t count, gdrDataType_t type, int peer, gdrStream_t stream) {
+  queueOrRun({&comm, false, nullptr, buf, count * coll::typeSize(type), peer, reinterpret_cast<cudaStream_t>(stream)});
+}
+
+void deviceGroupEnd() {
+  std::vector<DeviceP2P> ops;
+  ops.swap(tDeviceGroup);
+  // Per communicator, in the order first seen.
+  std::vector<Communicator*> comms;
+  for (const auto& o : ops)
+    if (std::find(comms.begin(), comms.end(), o.comm) == comms.end()) comms.push_back(o.comm);
+  for (Communicator* c : comms) {
+    std::vector<DeviceP2P> mine;
+    for (const auto& o : ops)
+      if (o.comm == c) mine.push_back(o);
+    runP2P(*c, mine);
+  }
+}
+
+void releaseDeviceState(const Communicator* comm) noexcept {
+  std::unique_ptr<DeviceState> st;
+  {
+    std::lock_guard<std::mutex> g(gStatesMu);
+    auto it = gStates.find(comm);
+    if (it == gStates.end()) return;
+    st = std::move(it->second);
+    gStates.erase(it);
+  }
+  auto& q = tDeviceGroup;
+  q.erase(std::remove_if(q.begin(), q.end(), [&](const DeviceP2P& o) { return o.comm == comm; }), q.end());
+}
+
+#else  // no CUDA in this build: every pointer is host memory
+
+void runDeviceCollective(Communicator&, const CollCall&, gdrStream_t) {
+  throw NotSupported("this build of gdrcoll has no CUDA support");
+}
+void deviceSend(Communicator&, const void*, size_t, gdrDataType_t, int, gdrStream_t) {
+  throw NotSupported("this build of gdrcoll has no CUDA support");
+}
+void deviceRecv(Communicator&, void*, size_t, gdrDataType_t, int, gdrStream_t) {
+  throw NotSupported("this build of gdrcoll has no CUDA support");
+}
+void deviceGroupEnd() {}
+void releaseDeviceState(const Communicator*) noexcept {}
+
+#endif
+
+}  // namespace gdr

@@ -1,0 +1,36 @@
+// Collectives and send/recv on device buffers. Stream-ordered: enqueued on
+// the caller's stream, returning at once.
+//
+// - All ranks on one host (and GDR_CUDA_IPC on): one fused kernel per
+//   collective over the cuda_ipc transport (transport/cuda_ipc), set up at
+//   the communicator's first device collective. No host round trip, no host
+//   sync; capturable in CUDA graphs.
+// - Otherwise (ranks on several hosts, GDR_TRANSPORT=socket, more than 8
+//   local ranks): the staged path. It is NOT stream-async: it synchronizes
+//   the stream, copies to host memory, runs the host collective and copies
+//   back before returning, and it refuses stream capture. It is the
+//   "cudaMemcpy + TCP" baseline; the pipelined progress-thread path of
+//   DESIGN.md replaces it later.
+#pragma once
+
+#include "comm/comm.h"
+#include "comm/host_colls.h"
+
+namespace gdr {
+
+// True if the call's buffers are device memory, false if host memory;
+// throws InvalidArgument on a mix.
+bool isDeviceCall(const void* a, const void* b = nullptr);
+
+// `stream` is a cudaStream_t (gdrStream_t).
+void runDeviceCollective(Communicator& comm, const CollCall& call, gdrStream_t stream);
+void deviceSend(Communicator& comm, const void* buf, size_t count, gdrDataType_t type, int peer, gdrStream_t stream);
+void deviceRecv(Communicator& comm, void* buf, size_t count, gdrDataType_t type, int peer, gdrStream_t stream);
+// Runs device send/recv queued since gdrGroupStart (call after the host
+// group has ended and no group is open any more).
+void deviceGroupEnd();
+
+// Hook from ~Communicator: frees the communicator's device state (not collective).
+void releaseDeviceState(const Communicator* comm) noexcept;
+
+}  // namespace gdr

@@ -1,0 +1,130 @@
+#include "transport/cuda_ipc/ipc_context.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+#include <vector>
+
+#include "collectives/schedule.h"
+#include "comm/host_colls.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/params.h"
+
+namespace gdr::ipc {
+
+namespace {
+
+struct HandleRecord {
+  int32_t ok;
+  int32_t device;
+  cudaIpcMemHandle_t handle;
+};
+
+// All-gather of fixed-size records over the communicator's own (host)
+// transport: set-up traffic only, before any device kernel runs.
+template <typename T>
+std::vector<T> allgather(Communicator& comm, const T& mine) {
+  std::vector<T> all(comm.size());
+  CollCall call{coll::CollKind::AllGather, &mine, all.data(), sizeof(T), gdrUint8};
+  runHostCollective(comm, call);
+  return all;
+}
+
+bool ranksFit(Communicator& comm, std::string* why) {
+  if (!param::getBool("GDR_CUDA_IPC")) return *why = "GDR_CUDA_IPC=0", false;
+  if (comm.config().transport == "socket") return *why = "GDR_TRANSPORT=socket forces the staged path", false;
+  if (comm.size() > kMaxLocalRanks)
+    return *why = strprintf("%d ranks (the cuda_ipc kernels join at most %d)", comm.size(), kMaxLocalRanks), false;
+  for (int r = 0; r < comm.size(); ++r)
+    if (!comm.sameHost(r)) return *why = strprintf("rank %d is on another host", r), false;
+  return true;
+}
+
+}  // namespace
+
+std::unique_ptr<IpcContext> IpcContext::create(Communicator& comm, std::string* whyNot) {
+  std::unique_ptr<IpcContext> ctx(new IpcContext());
+  IpcView& v = ctx->view_;
+  v.rank = comm.rank();
+  v.nranks = comm.size();
+  v.chunkBytes = static_cast<size_t>(param::getInt("GDR_CUDA_IPC_CHUNK_BYTES"));
+  v.maxBlocks = static_cast<int>(param::getInt("GDR_CUDA_IPC_BLOCKS"));
+  if (v.chunkBytes < 4096 || v.chunkBytes % 16 != 0)
+    throw InvalidArgument("GDR_CUDA_IPC_CHUNK_BYTES must be a multiple of 16, at least 4096");
+  if (v.maxBlocks < 1 || v.maxBlocks > kMaxBlocks)
+    throw InvalidArgument(strprintf("GDR_CUDA_IPC_BLOCKS must be in [1, %d]", kMaxBlocks));
+  v.timeoutNs = static_cast<unsigned long long>(comm.config().timeoutMs) * 1000000ull;
+
+  std::string why;
+  HandleRecord mine{};
+  if (ranksFit(comm, &why)) {
+    auto step = [&](cudaError_t rc, const char* what) {
+      if (rc == cudaSuccess) return true;
+      why = strprintf("rank %d: %s: %s", comm.rank(), what, cudaGetErrorString(rc));
+      cudaGetLastError();
+      return false;
+    };
+    const size_t bytes = allocationBytes(v.nranks, v.chunkBytes);
+    mine.ok = step(cudaGetDevice(&ctx->device_), "cudaGetDevice") &&
+              step(cudaMalloc(&ctx->own_, bytes), "cudaMalloc of the IPC staging") &&
+              step(cudaMemset(ctx->own_, 0, bytes), "cudaMemset") &&
+              step(cudaMalloc(reinterpret_cast<void**>(&v.epochs), kMaxBlocks * kMaxLocalRanks * sizeof(uint64_t)),
+                   "cudaMalloc") &&
+              step(cudaMemset(v.epochs, 0, kMaxBlocks * kMaxLocalRanks * sizeof(uint64_t)), "cudaMemset") &&
+              step(cudaHostAlloc(reinterpret_cast<void**>(&ctx->hostError_), sizeof(unsigned), cudaHostAllocMapped),
+                   "cudaHostAlloc") &&
+              step(cudaHostGetDevicePointer(reinterpret_cast<void**>(&v.errorWord), ctx->hostError_, 0),
+                   "cudaHostGetDevicePointer") &&
+              step(cudaIpcGetMemHandle(&mine.handle, ctx->own_), "cudaIpcGetMemHandle") &&
+              step(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    if (ctx->hostError_) *ctx->hostError_ = 0;
+    mine.device = ctx->device_;
+  }
+  std::vector<HandleRecord> all = allgather(comm, mine);
+  int32_t opened = 1;
+  for (int r = 0; r < v.nranks; ++r) {
+    if (!all[r].ok) {
+      opened = 0;
+      if (why.empty()) why = strprintf("rank %d could not set up CUDA IPC", r);
+    }
+  }
+  for (int r = 0; opened && r < v.nranks; ++r) {
+    if (r == v.rank) {
+      v.base[r] = static_cast<char*>(ctx->own_);
+      continue;
+    }
+    cudaError_t rc = cudaIpcOpenMemHandle(&ctx->mapped_[r], all[r].handle, cudaIpcMemLazyEnablePeerAccess);
+    if (rc != cudaSuccess) {
+      why = strprintf("rank %d: cudaIpcOpenMemHandle of rank %d (device %d) failed: %s", v.rank, r, all[r].device,
+                      cudaGetErrorString(rc));
+      cudaGetLastError();
+      opened = 0;
+      break;
+    }
+    v.base[r] = static_cast<char*>(ctx->mapped_[r]);
+  }
+  std::vector<int32_t> agreed = allgather(comm, opened);
+  for (int r = 0; r < v.nranks; ++r)
+    if (!agreed[r]) {
+      if (why.empty()) why = strprintf("rank %d could not map its peers' IPC memory", r);
+      *whyNot = why;
+      return nullptr;
+    }
+  GDR_INFO(kInit, "cuda_ipc: %d ranks joined, device %d, %zu B staging chunks, up to %d blocks", v.nranks,
+           ctx->device_, v.chunkBytes, v.maxBlocks);
+  return ctx;
+}
+
+IpcContext::~IpcContext() {
+  // Not collective (destroy is not): a peer may still map our allocation;
+  // the driver keeps it alive until every mapping is closed.
+  for (void* p : mapped_)
+    if (p) cudaIpcCloseMemHandle(p);
+  if (own_) cudaFree(own_);
+  if (view_.epochs) cudaFree(view_.epochs);
+  if (hostError_) cudaFreeHost(hostError_);
+  cudaGetLastError();
+}
+
+}  // namespace gdr::ipc

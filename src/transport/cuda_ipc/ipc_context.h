@@ -1,0 +1,40 @@
+// The cuda_ipc transport's set-up: one peer-mapped device allocation per rank
+// (flags and staging, see ipc_kernels.h), its IPC handle exchanged with every
+// rank of the communicator, peer access enabled, and the view the kernels
+// take by value. Created at a communicator's first device collective.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "comm/comm.h"
+#include "transport/cuda_ipc/ipc_kernels.h"
+
+namespace gdr::ipc {
+
+class IpcContext {
+ public:
+  // Collective over `comm`: every rank calls it, and every rank gets a
+  // context or every rank gets null with the reason in *whyNot (ranks on
+  // several hosts, more than kMaxLocalRanks, no device, GDR_CUDA_IPC=0,
+  // GDR_TRANSPORT=socket, or a failed allocation or handle open anywhere).
+  static std::unique_ptr<IpcContext> create(Communicator& comm, std::string* whyNot);
+  ~IpcContext();
+  IpcContext(const IpcContext&) = delete;
+  IpcContext& operator=(const IpcContext&) = delete;
+
+  const IpcView& view() const { return view_; }
+  int device() const { return device_; }
+  // Non-zero once a kernel's barrier timed out: bit p names local rank p.
+  unsigned deviceErrors() const { return *hostError_; }
+
+ private:
+  IpcContext() = default;
+  IpcView view_;
+  int device_ = -1;
+  void* own_ = nullptr;
+  void* mapped_[kMaxLocalRanks] = {};
+  unsigned* hostError_ = nullptr;
+};
+
+}  // namespace gdr::ipc

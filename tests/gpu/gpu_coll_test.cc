@@ -1,0 +1,511 @@
+// GPU tests: every collective x type x op x size x in-place on device buffers,
+// one process per GPU (mpirun -np 1 or 2). Fresh random inputs every run,
+// outputs poisoned before every call, each element checked against a host
+// reference built from every rank's inputs (gathered with MPI). Also: stream
+// order, CUDA-graph replay, the staged path (GDR_TRANSPORT=socket), mixed
+// host/device refusal, and gdrcoll vs NCCL on integers (bit-exact).
+#include <cuda_runtime_api.h>
+#include <mpi.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "collectives/reduce_host.h"
+#include "gdrcoll.h"
+#include "gdrcoll_mpi.h"
+#include "gpu_kernels.h"
+
+#if GDR_TEST_NCCL
+#include <nccl.h>
+#endif
+
+namespace {
+
+int gRank = 0, gSize = 1;
+long gFailures = 0, gChecks = 0;
+std::mt19937_64 gRng;
+
+#define CUDA_OK(x)                                                                                  \
+  do {                                                                                              \
+    cudaError_t rc_ = (x);                                                                          \
+    if (rc_ != cudaSuccess) {                                                                       \
+      std::fprintf(stderr, "rank %d: %s:%d: %s: %s\n", gRank, __FILE__, __LINE__, #x, cudaGetErrorString(rc_)); \
+      MPI_Abort(MPI_COMM_WORLD, 2);                                                                 \
+    }                                                                                               \
+  } while (0)
+#define GDR_OK(x)                                                                                   \
+  do {                                                                                              \
+    gdrResult_t rc_ = (x);                                                                          \
+    if (rc_ != gdrSuccess) {                                                                        \
+      std::fprintf(stderr, "rank %d: %s:%d: %s: %s (%s)\n", gRank, __FILE__, __LINE__, #x,            \
+                   gdrGetErrorString(rc_), gdrGetLastError(nullptr));                               \
+      MPI_Abort(MPI_COMM_WORLD, 2);                                                                 \
+    }                                                                                               \
+  } while (0)
+
+size_t tsize(gdrDataType_t t) { return gdr::coll::typeSize(t); }
+bool isFloat(gdrDataType_t t) { return t >= gdrFloat16; }
+
+double asDouble(gdrDataType_t t, const char* p) {
+  switch (t) {
+    case gdrInt8: return *reinterpret_cast<const int8_t*>(p);
+    case gdrUint8: return *reinterpret_cast<const uint8_t*>(p);
+    case gdrInt32: return *reinterpret_cast<const int32_t*>(p);
+    case gdrUint32: return *reinterpret_cast<const uint32_t*>(p);
+    case gdrInt64: return static_cast<double>(*reinterpret_cast<const int64_t*>(p));
+    case gdrUint64: return static_cast<double>(*reinterpret_cast<const uint64_t*>(p));
+    case gdrFloat16: return gdr::coll::halfToFloat(*reinterpret_cast<const uint16_t*>(p));
+    case gdrBfloat16: return gdr::coll::bf16ToFloat(*reinterpret_cast<const uint16_t*>(p));
+    case gdrFloat32: return *reinterpret_cast<const float*>(p);
+    case gdrFloat64: return *reinterpret_cast<const double*>(p);
+    default: return 0;
+  }
+}
+
+// Random values that keep products and sums of a few ranks representable.
+void fillRandom(std::vector<char>& buf, gdrDataType_t t, size_t count) {
+  buf.resize(count * tsize(t));
+  std::uniform_int_distribution<int> small(-20, 20);
+  std::uniform_real_distribution<float> real(0.5f, 2.0f);
+  for (size_t i = 0; i < count; ++i) {
+    char* p = buf.data() + i * tsize(t);
+    const int v = small(gRng);
+    const float f = real(gRng) * (small(gRng) < 0 ? -1.f : 1.f);
+    switch (t) {
+      case gdrInt8: *reinterpret_cast<int8_t*>(p) = static_cast<int8_t>(v); break;
+      case gdrUint8: *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(v + 20); break;
+      case gdrInt32: *reinterpret_cast<int32_t*>(p) = v * 1000; break;
+      case gdrUint32: *reinterpret_cast<uint32_t*>(p) = static_cast<uint32_t>(v + 20) * 1000; break;
+      case gdrInt64: *reinterpret_cast<int64_t*>(p) = int64_t{v} << 33; break;
+      case gdrUint64: *reinterpret_cast<uint64_t*>(p) = static_cast<uint64_t>(v + 20) << 33; break;
+      case gdrFloat16: *reinterpret_cast<uint16_t*>(p) = gdr::coll::floatToHalf(f); break;
+      case gdrBfloat16: *reinterpret_cast<uint16_t*>(p) = gdr::coll::floatToBf16(f); break;
+      case gdrFloat32: *reinterpret_cast<float*>(p) = f; break;
+      case gdrFloat64: *reinterpret_cast<double*>(p) = f * 1.000000001; break;
+      default: break;
+    }
+  }
+}
+
+// Every rank's buffer of `bytes` (same size everywhere).
+std::vector<char> gatherAll(const std::vector<char>& mine) {
+  std::vector<char> all(mine.size() * gSize);
+  MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_BYTE, all.data(), static_cast<int>(mine.size()),
+                MPI_BYTE, MPI_COMM_WORLD);
+  return all;
+}
+
+// ref = op over ranks (in rank order) of all[r][off, off + count).
+std::vector<char> reduceRef(const std::vector<char>& all, size_t rankBytes, size_t offBytes, size_t count,
+                            gdrDataType_t t, gdrRedOp_t op) {
+  std::vector<char> ref(all.begin() + offBytes, all.begin() + offBytes + count * tsize(t));
+  auto fn = gdr::coll::hostReduceFn(t, op);
+  for (int r = 1; r < gSize; ++r) fn(ref.data(), ref.data(), all.data() + r * rankBytes + offBytes, count);
+  if (op == gdrAvg) gdr::coll::hostDivide(ref.data(), count, t, gSize);
+  return ref;
+}
+
+void check(const char* what, gdrDataType_t t, gdrRedOp_t op, size_t count, bool inPlace, const char* got,
+           const char* want, size_t n) {
+  ++gChecks;
+  const size_t eb = tsize(t);
+  // fp16/bf16: the device rounds once, the host reference after each step.
+  const double tol = t == gdrFloat16 ? 4e-3 : t == gdrBfloat16 ? 2e-2 : t == gdrFloat32 ? 1e-6 : 1e-12;
+  long bad = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const char* g = got + i * eb;
+    const char* w = want + i * eb;
+    bool ok;
+    if (isFloat(t)) {
+      const double a = asDouble(t, g), b = asDouble(t, w);
+      ok = std::fabs(a - b) <= tol * std::max(1.0, std::fabs(b)) * (gSize + 1);
+    } else {
+      ok = std::memcmp(g, w, eb) == 0;
+    }
+    if (!ok && bad++ < 3)
+      std::fprintf(stderr, "rank %d: %s %s %s count %zu%s: element %zu is %g, expected %g\n", gRank, what,
+                   gdr::coll::typeName(t), gdr::coll::opName(op), count, inPlace ? " in-place" : "", i,
+                   asDouble(t, g), asDouble(t, w));
+  }
+  if (bad) ++gFailures;
+}
+
+struct DevBuf {
+  char* p = nullptr;
+  size_t bytes = 0;
+  explicit DevBuf(size_t b) : bytes(b) { CUDA_OK(cudaMalloc(&p, b ? b : 16)); }
+  ~DevBuf() { cudaFree(p); }
+  void poison() { CUDA_OK(cudaMemset(p, 0xA5, bytes ? bytes : 16)); }
+  void put(const std::vector<char>& h, size_t off = 0) {
+    if (!h.empty()) CUDA_OK(cudaMemcpy(p + off, h.data(), h.size(), cudaMemcpyHostToDevice));
+  }
+  std::vector<char> get(size_t off, size_t n) const {
+    std::vector<char> h(n);
+    if (n) CUDA_OK(cudaMemcpy(h.data(), p + off, n, cudaMemcpyDeviceToHost));
+    return h;
+  }
+};
+
+const std::vector<gdrDataType_t> kTypes = {gdrInt8,   gdrUint8,    gdrInt32,   gdrUint32,  gdrInt64,
+                                          gdrUint64, gdrFloat16, gdrBfloat16, gdrFloat32, gdrFloat64};
+const std::vector<gdrRedOp_t> kOps = {gdrSum, gdrProd, gdrMax, gdrMin, gdrAvg};
+// 0, 1, odd, not a multiple of any chunk or vector, and a few MiB.
+const std::vector<size_t> kCounts = {0, 1, 7, 1000003, 3u << 20};
+
+void testAllReduce(gdrComm_t comm, cudaStream_t s, const char* tag) {
+  for (gdrDataType_t t : kTypes)
+    for (gdrRedOp_t op : kOps)
+      for (size_t count : kCounts)
+        for (bool ip : {false, true}) {
+          std::vector<char> in;
+          fillRandom(in, t, count);
+          const size_t bytes = in.size();
+          DevBuf din(bytes), dout(bytes);
+          din.put(in);
+          if (ip) dout.put(in); else dout.poison();
+          GDR_OK(gdrAllReduce(ip ? GDR_IN_PLACE : din.p, dout.p, count, t, op, comm, s));
+          CUDA_OK(cudaStreamSynchronize(s));
+          std::vector<char> all = gatherAll(in);
+          std::vector<char> ref = reduceRef(all, bytes, 0, count, t, op);
+          check(tag, t, op, count, ip, dout.get(0, bytes).data(), ref.data(), count);
+        }
+}
+
+void testReduce(gdrComm_t comm, cudaStream_t s) {
+  for (int root : {0, gSize - 1})
+    for (gdrDataType_t t : kTypes)
+      for (gdrRedOp_t op : kOps)
+        for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1000003}})
+          for (bool ip : {false, true}) {
+            std::vector<char> in;
+            fillRandom(in, t, count);
+            const size_t bytes = in.size();
+            DevBuf din(bytes), dout(bytes);
+            din.put(in);
+            const bool isRoot = gRank == root;
+            if (ip && isRoot) dout.put(in); else dout.poison();
+            GDR_OK(gdrReduce(ip && isRoot ? GDR_IN_PLACE : din.p, dout.p, count, t, op, root, comm, s));
+            CUDA_OK(cudaStreamSynchronize(s));
+            std::vector<char> all = gatherAll(in);
+            if (isRoot) {
+              std::vector<char> ref = reduceRef(all, bytes, 0, count, t, op);
+              check("reduce", t, op, count, ip, dout.get(0, bytes).data(), ref.data(), count);
+            } else {
+              std::vector<char> untouched(bytes, static_cast<char>(0xA5));
+              check("reduce(non-root output untouched)", gdrUint8, gdrSum, bytes, ip, dout.get(0, bytes).data(),
+                    untouched.data(), bytes);
+            }
+          }
+}
+
+void testReduceScatter(gdrComm_t comm, cudaStream_t s) {
+  for (gdrDataType_t t : kTypes)
+    for (gdrRedOp_t op : kOps)
+      for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{500001}})
+        for (bool ip : {false, true}) {
+          std::vector<char> in;
+          fillRandom(in, t, count * gSize);
+          const size_t eb = tsize(t), bytes = in.size();
+          DevBuf din(bytes), dout(bytes);
+          din.put(in);
+          if (ip) dout.put(in); else dout.poison();
+          GDR_OK(gdrReduceScatter(ip ? GDR_IN_PLACE : din.p, dout.p, count, t, op, comm, s));
+          CUDA_OK(cudaStreamSynchronize(s));
+          std::vector<char> all = gatherAll(in);
+          std::vector<char> ref = reduceRef(all, bytes, gRank * count * eb, count, t, op);
+          check("reduce_scatter", t, op, count, ip, dout.get(0, count * eb).data(), ref.data(), count);
+        }
+}
+
+// Byte-moving collectives: types only change the element size.
+void testMoves(gdrComm_t comm, cudaStream_t s) {
+  for (gdrDataType_t t : kTypes)
+    for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1000003}}) {
+      const size_t eb = tsize(t), bytes = count * eb;
+      for (int root = 0; root < gSize; ++root) {  // broadcast
+        std::vector<char> in;
+        fillRandom(in, t, count);
+        std::vector<char> all = gatherAll(in);
+        DevBuf d(bytes);
+        if (gRank == root) d.put(in); else d.poison();
+        GDR_OK(gdrBroadcast(d.p, count, t, root, comm, s));
+        CUDA_OK(cudaStreamSynchronize(s));
+        check("broadcast", t, gdrSum, count, true, d.get(0, bytes).data(), all.data() + root * bytes, count);
+      }
+      for (bool ip : {false, true}) {  // all-gather
+        std::vector<char> in;
+        fillRandom(in, t, count);
+        std::vector<char> all = gatherAll(in);
+        DevBuf din(bytes), dout(bytes * gSize);
+        din.put(in);
+        dout.poison();
+        if (ip) dout.put(in, gRank * bytes);
+        GDR_OK(gdrAllGather(ip ? GDR_IN_PLACE : din.p, count, dout.p, t, comm, s));
+        CUDA_OK(cudaStreamSynchronize(s));
+        check("allgather", t, gdrSum, count, ip, dout.get(0, bytes * gSize).data(), all.data(), count * gSize);
+      }
+      for (bool ip : {false, true}) {  // all-to-all
+        std::vector<char> in;
+        fillRandom(in, t, count * gSize);
+        std::vector<char> all = gatherAll(in);
+        DevBuf din(bytes * gSize), dout(bytes * gSize);
+        din.put(in);
+        if (ip) dout.put(in); else dout.poison();
+        GDR_OK(gdrAllToAll(ip ? GDR_IN_PLACE : din.p, count, dout.p, t, comm, s));
+        CUDA_OK(cudaStreamSynchronize(s));
+        std::vector<char> ref(bytes * gSize);
+        for (int p = 0; p < gSize; ++p)
+          if (bytes) std::memcpy(ref.data() + p * bytes, all.data() + p * bytes * gSize + gRank * bytes, bytes);
+        check("alltoall", t, gdrSum, count, ip, dout.get(0, ref.size()).data(), ref.data(), count * gSize);
+      }
+    }
+  // all-to-all-v: rank r sends (r + 1) * (p + 2) * k elements to rank p.
+  for (size_t k : {size_t{0}, size_t{1}, size_t{3001}}) {
+    const gdrDataType_t t = gdrInt32;
+    std::vector<size_t> sc(gSize), sd(gSize), rc(gSize), rd(gSize);
+    size_t stot = 0, rtot = 0;
+    for (int p = 0; p < gSize; ++p) {
+      sc[p] = (gRank + 1) * (p + 2) * k;
+      rc[p] = (p + 1) * (gRank + 2) * k;
+      sd[p] = stot + 5;  // gaps between blocks
+      rd[p] = rtot + 3;
+      stot += sc[p] + 5;
+      rtot += rc[p] + 3;
+    }
+    std::vector<char> in;
+    fillRandom(in, t, stot);
+    DevBuf din(in.size()), dout(rtot * 4);
+    din.put(in);
+    dout.poison();
+    GDR_OK(gdrAllToAllv(din.p, sc.data(), sd.data(), dout.p, rc.data(), rd.data(), t, comm, s));
+    CUDA_OK(cudaStreamSynchronize(s));
+    std::vector<char> got = dout.get(0, rtot * 4);
+    // Each peer's block, re-derived from its inputs: peers send their whole input.
+    std::vector<int> sizes(gSize);
+    int mySize = static_cast<int>(in.size());
+    MPI_Allgather(&mySize, 1, MPI_INT, sizes.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    for (int p = 0; p < gSize; ++p) {
+      std::vector<char> theirs(sizes[p]);
+      if (p == gRank) theirs = in;
+      MPI_Bcast(theirs.data(), sizes[p], MPI_BYTE, p, MPI_COMM_WORLD);
+      size_t off = 0;  // p's displacement for me
+      for (int q = 0; q < gRank; ++q) off += (p + 1) * (q + 2) * k + 5;
+      off += 5;
+      check("alltoallv", t, gdrSum, rc[p], false, got.data() + rd[p] * 4, theirs.data() + off * 4, rc[p]);
+    }
+  }
+}
+
+void testSendRecv(gdrComm_t comm, cudaStream_t s) {
+  for (size_t count : {size_t{1}, size_t{1000003}}) {
+    const size_t bytes = count * 4;
+    std::vector<char> in;
+    fillRandom(in, gdrInt32, count);
+    std::vector<char> all = gatherAll(in);
+    DevBuf din(bytes), dout(bytes), dself(bytes);
+    din.put(in);
+    dout.poison();
+    dself.poison();
+    const int next = (gRank + 1) % gSize, prev = (gRank + gSize - 1) % gSize;
+    GDR_OK(gdrGroupStart());
+    GDR_OK(gdrSend(din.p, count, gdrInt32, next, comm, s));
+    GDR_OK(gdrRecv(dout.p, count, gdrInt32, prev, comm, s));
+    if (gSize > 1) {
+      GDR_OK(gdrSend(din.p, count, gdrInt32, gRank, comm, s));
+      GDR_OK(gdrRecv(dself.p, count, gdrInt32, gRank, comm, s));
+    }
+    GDR_OK(gdrGroupEnd());
+    CUDA_OK(cudaStreamSynchronize(s));
+    check("sendrecv(group ring)", gdrInt32, gdrSum, count, false, dout.get(0, bytes).data(),
+          all.data() + prev * bytes, count);
+    if (gSize > 1)
+      check("sendrecv(self)", gdrInt32, gdrSum, count, false, dself.get(0, bytes).data(), in.data(), count);
+    if (gSize > 1) {  // outside a group: rank 0 -> rank 1
+      dout.poison();
+      if (gRank == 0) GDR_OK(gdrSend(din.p, count, gdrInt32, 1, comm, s));
+      if (gRank == 1) GDR_OK(gdrRecv(dout.p, count, gdrInt32, 0, comm, s));
+      CUDA_OK(cudaStreamSynchronize(s));
+      if (gRank == 1)
+        check("sendrecv(blocking)", gdrInt32, gdrSum, count, false, dout.get(0, bytes).data(), all.data(), count);
+    }
+  }
+}
+
+// A kernel queued before the collective is seen; work after it sees the result.
+void testStreamOrder(gdrComm_t comm, cudaStream_t s) {
+  const size_t count = 1 << 20;
+  DevBuf d(count * 4), o(count * 4);
+  d.poison();
+  o.poison();
+  CUDA_OK(testSpinThenFill(reinterpret_cast<uint32_t*>(d.p), count, 7u + gRank, 20000000, s));
+  GDR_OK(gdrAllReduce(d.p, o.p, count, gdrUint32, gdrSum, comm, s));
+  CUDA_OK(testAddOne(reinterpret_cast<int32_t*>(o.p), count, s));
+  CUDA_OK(cudaStreamSynchronize(s));
+  uint32_t want = 0;
+  for (int r = 0; r < gSize; ++r) want += 7u + r;
+  want += 1;
+  std::vector<uint32_t> ref(count, want);
+  check("stream order", gdrUint32, gdrSum, count, false, o.get(0, count * 4).data(),
+        reinterpret_cast<const char*>(ref.data()), count);
+}
+
+// Captured once, replayed 100 times: each replay adds one to the input and
+// all-reduces it, so the output ends at sum over ranks of (x_r + 100).
+void testGraph(gdrComm_t comm, cudaStream_t s) {
+  const size_t count = 777777;
+  std::vector<char> in;
+  fillRandom(in, gdrInt32, count);
+  std::vector<char> all = gatherAll(in);
+  DevBuf d(count * 4), o(count * 4);
+  d.put(in);
+  o.poison();
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  CUDA_OK(testAddOne(reinterpret_cast<int32_t*>(d.p), count, s));
+  GDR_OK(gdrAllReduce(d.p, o.p, count, gdrInt32, gdrSum, comm, s));
+  CUDA_OK(cudaStreamEndCapture(s, &graph));
+  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int i = 0; i < 100; ++i) CUDA_OK(cudaGraphLaunch(exec, s));
+  CUDA_OK(cudaStreamSynchronize(s));
+  std::vector<int32_t> ref(count, 0);
+  for (int r = 0; r < gSize; ++r)
+    for (size_t i = 0; i < count; ++i)
+      ref[i] += reinterpret_cast<const int32_t*>(all.data() + r * count * 4)[i] + 100;
+  check("graph x100", gdrInt32, gdrSum, count, false, o.get(0, count * 4).data(),
+        reinterpret_cast<const char*>(ref.data()), count);
+  CUDA_OK(cudaGraphExecDestroy(exec));
+  CUDA_OK(cudaGraphDestroy(graph));
+}
+
+void testLarge(gdrComm_t comm, cudaStream_t s) {
+  const size_t count = (256u << 20) / 4 + 3;  // >= 256 MiB, odd
+  for (gdrDataType_t t : {gdrFloat32, gdrInt32}) {
+    std::vector<char> in;
+    fillRandom(in, t, count);
+    DevBuf din(in.size()), dout(in.size());
+    din.put(in);
+    dout.poison();
+    GDR_OK(gdrAllReduce(din.p, dout.p, count, t, gdrSum, comm, s));
+    CUDA_OK(cudaStreamSynchronize(s));
+    std::vector<char> all = gatherAll(in);
+    std::vector<char> ref = reduceRef(all, in.size(), 0, count, t, gdrSum);
+    check("allreduce 256MiB", t, gdrSum, count, false, dout.get(0, in.size()).data(), ref.data(), count);
+  }
+}
+
+void testMixedRefused(gdrComm_t comm, cudaStream_t s) {
+  ++gChecks;
+  DevBuf d(64);
+  std::vector<char> h(64);
+  gdrResult_t rc = gdrAllReduce(h.data(), d.p, 16, gdrInt32, gdrSum, comm, s);
+  if (rc != gdrInvalidArgument) {
+    std::fprintf(stderr, "rank %d: mixed host/device all-reduce returned %d, expected gdrInvalidArgument\n", gRank, rc);
+    ++gFailures;
+  }
+}
+
+#if GDR_TEST_NCCL
+void testVsNccl(gdrComm_t comm, cudaStream_t s) {
+  ncclUniqueId id;
+  if (gRank == 0) ncclGetUniqueId(&id);
+  MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
+  ncclComm_t nc;
+  if (ncclCommInitRank(&nc, gSize, id, gRank) != ncclSuccess) {
+    std::fprintf(stderr, "rank %d: ncclCommInitRank failed\n", gRank);
+    ++gFailures;
+    return;
+  }
+  const struct { gdrDataType_t g; ncclDataType_t n; } types[] = {
+      {gdrInt8, ncclInt8}, {gdrUint8, ncclUint8}, {gdrInt32, ncclInt32},
+      {gdrUint32, ncclUint32}, {gdrInt64, ncclInt64}, {gdrUint64, ncclUint64}};
+  const struct { gdrRedOp_t g; ncclRedOp_t n; } ops[] = {
+      {gdrSum, ncclSum}, {gdrProd, ncclProd}, {gdrMax, ncclMax}, {gdrMin, ncclMin}, {gdrAvg, ncclAvg}};
+  for (auto t : types)
+    for (auto op : ops) {
+      if (op.g == gdrAvg) continue;  // NCCL's avg is float-only
+      const size_t count = 1000003;
+      std::vector<char> in;
+      fillRandom(in, t.g, count);
+      DevBuf din(in.size()), a(in.size()), b(in.size());
+      din.put(in);
+      a.poison();
+      b.poison();
+      GDR_OK(gdrAllReduce(din.p, a.p, count, t.g, op.g, comm, s));
+      if (ncclAllReduce(din.p, b.p, count, t.n, op.n, nc, s) != ncclSuccess) ++gFailures;
+      CUDA_OK(cudaStreamSynchronize(s));
+      check("gdrcoll vs nccl", t.g, op.g, count, false, a.get(0, in.size()).data(), b.get(0, in.size()).data(), count);
+    }
+  ncclCommDestroy(nc);
+}
+#endif
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &gRank);
+  MPI_Comm_size(MPI_COMM_WORLD, &gSize);
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    if (gRank == 0) std::printf("skipped: no CUDA device\n");
+    MPI_Finalize();
+    return 77;
+  }
+  CUDA_OK(cudaSetDevice(gRank % ndev));
+  std::random_device rd;
+  gRng.seed((static_cast<uint64_t>(rd()) << 32) ^ rd() ^ gRank);
+  const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  gdrComm_t comm;
+  GDR_OK(gdrCommInitMPI(&comm, MPI_COMM_WORLD));
+  auto section = [&](const char* name, auto&& fn) {
+    const long before = gFailures;
+    fn();
+    long f = gFailures - before, tot = 0;
+    MPI_Allreduce(&f, &tot, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (gRank == 0) std::printf("[%s] %s\n", tot ? "FAIL" : " ok ", name);
+    std::fflush(stdout);
+  };
+  section("barrier on a stream", [&] {
+    GDR_OK(gdrBarrier(comm, s));
+    CUDA_OK(cudaStreamSynchronize(s));
+  });
+  section("allreduce (cuda_ipc)", [&] { testAllReduce(comm, s, "allreduce"); });
+  section("reduce", [&] { testReduce(comm, s); });
+  section("reduce_scatter", [&] { testReduceScatter(comm, s); });
+  section("broadcast, allgather, alltoall(v)", [&] { testMoves(comm, s); });
+  section("send/recv", [&] { testSendRecv(comm, s); });
+  section("stream order", [&] { testStreamOrder(comm, s); });
+  section("cuda graph replay x100", [&] { testGraph(comm, s); });
+  section("mixed host/device refused", [&] { testMixedRefused(comm, s); });
+  if (!quick) section("allreduce >= 256 MiB", [&] { testLarge(comm, s); });
+#if GDR_TEST_NCCL
+  section("gdrcoll vs NCCL (integers, exact)", [&] { testVsNccl(comm, s); });
+#endif
+  GDR_OK(gdrCommDestroy(comm));
+
+  // The staged path (what ranks on different hosts get), forced on one host.
+  setenv("GDR_TRANSPORT", "socket", 1);
+  gdrComm_t staged;
+  GDR_OK(gdrCommInitMPI(&staged, MPI_COMM_WORLD));
+  unsetenv("GDR_TRANSPORT");
+  section("staged path: allreduce", [&] { testAllReduce(staged, s, "allreduce(staged)"); });
+  section("staged path: moves", [&] { testMoves(staged, s); });
+  GDR_OK(gdrCommDestroy(staged));
+
+  long tot = 0, checks = 0;
+  MPI_Allreduce(&gFailures, &tot, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(&gChecks, &checks, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (gRank == 0) std::printf("gpu tests: %ld checks, %ld failed (%d ranks)\n", checks, tot, gSize);
+  CUDA_OK(cudaStreamDestroy(s));
+  MPI_Finalize();
+  return tot ? 1 : 0;
+}
