@@ -19,6 +19,7 @@ Schedule binomialBroadcast(const CollArgs& a);  // bcast.cc
 Schedule chainBroadcast(const CollArgs& a);
 Schedule binomialReduce(const CollArgs& a);  // reduce.cc
 Schedule chainReduce(const CollArgs& a);
+Schedule ringReduce(const CollArgs& a);  // reduce_ring.cc
 Schedule pairwiseAllToAll(const CollArgs& a);  // alltoall.cc
 Schedule pairwiseAllToAllv(const CollArgs& a);
 Schedule disseminationBarrier(const CollArgs& a);  // barrier.cc

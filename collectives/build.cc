@@ -22,6 +22,7 @@ const Entry kTable[] = {
     {Algo::Ring, CollKind::AllReduce, detail::ringAllReduce},
     {Algo::Ring, CollKind::AllGather, detail::ringAllGather},
     {Algo::Ring, CollKind::ReduceScatter, detail::ringReduceScatter},
+    {Algo::Ring, CollKind::Reduce, detail::ringReduce},
     {Algo::RecursiveDoubling, CollKind::AllReduce, detail::recursiveDoublingAllReduce},
     {Algo::RecursiveDoubling, CollKind::AllGather, detail::recursiveDoublingAllGather},
     {Algo::DoubleBinaryTree, CollKind::AllReduce, detail::doubleTreeAllReduce},

@@ -9,7 +9,11 @@
 // reasoning and by what MPICH/NCCL ship; bench/ is where they get tuned.
 //   allreduce      <= 16 KiB: rd (fewest rounds); <= 512 KiB and nranks a
 //                  power of two: rhd; nranks >= 32: dbtree; else ring.
-//   bcast, reduce  < 256 KiB or nranks <= 2: binomial; else chain.
+//   bcast          < 256 KiB or nranks <= 2: binomial; else chain.
+//   reduce         < 1 MiB: binomial; else ring (reduce-scatter + gather:
+//                  every rank reduces 1/n). At np 2 on the dev machine ring
+//                  measured 1.05-1.26x Open MPI from 1 to 8 MiB where
+//                  binomial gave 0.76-1.03x (bench/results/host-2core.md).
 //   allgather      <= 64 KiB: rd; else ring.
 //   reducescatter  <= 64 KiB: rhd; else ring.
 //   alltoall(v)    pairwise.  barrier: dissemination.
@@ -105,8 +109,9 @@ Algo defaultAlgo(const CollArgs& a, size_t bytes) {
       if (bytes <= (512u << 10) && pow2) return Algo::RecHalvingDoubling;
       return a.nranks >= 32 ? Algo::DoubleBinaryTree : Algo::Ring;
     case CollKind::Broadcast:
-    case CollKind::Reduce:
       return bytes < (256u << 10) || a.nranks <= 2 ? Algo::Binomial : Algo::Chain;
+    case CollKind::Reduce:
+      return bytes < (1u << 20) ? Algo::Binomial : Algo::Ring;
     case CollKind::AllGather:
       return bytes <= (64u << 10) ? Algo::RecursiveDoubling : Algo::Ring;
     case CollKind::ReduceScatter:

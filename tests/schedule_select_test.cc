@@ -114,7 +114,8 @@ TEST(ScheduleSelect, DefaultsBySizeAndRanks) {
   EXPECT_EQ(select(args(CollKind::Broadcast, 8, 100), 4), Algo::Binomial);
   EXPECT_EQ(select(args(CollKind::Broadcast, 8, 1 << 20), 4), Algo::Chain);
   EXPECT_EQ(select(args(CollKind::Broadcast, 2, 1 << 20), 4), Algo::Binomial);
-  EXPECT_EQ(select(args(CollKind::Reduce, 8, 1 << 20), 4), Algo::Chain);
+  EXPECT_EQ(select(args(CollKind::Reduce, 8, 1 << 20), 4), Algo::Ring);
+  EXPECT_EQ(select(args(CollKind::Reduce, 8, 100), 4), Algo::Binomial);
   EXPECT_EQ(select(args(CollKind::AllGather, 4, 16), 4), Algo::RecursiveDoubling);
   EXPECT_EQ(select(args(CollKind::AllGather, 4, 1 << 20), 4), Algo::Ring);
   EXPECT_EQ(select(args(CollKind::ReduceScatter, 4, 16), 4), Algo::RecHalvingDoubling);

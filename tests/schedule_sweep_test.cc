@@ -35,6 +35,7 @@ TEST(ScheduleBroadcast, Binomial) { expectSweepPasses(Algo::Binomial, CollKind::
 TEST(ScheduleBroadcast, Chain) { expectSweepPasses(Algo::Chain, CollKind::Broadcast); }
 TEST(ScheduleReduce, Binomial) { expectSweepPasses(Algo::Binomial, CollKind::Reduce); }
 TEST(ScheduleReduce, Chain) { expectSweepPasses(Algo::Chain, CollKind::Reduce); }
+TEST(ScheduleReduce, Ring) { expectSweepPasses(Algo::Ring, CollKind::Reduce); }
 TEST(ScheduleAllToAll, Pairwise) { expectSweepPasses(Algo::Pairwise, CollKind::AllToAll); }
 TEST(ScheduleBarrier, Dissemination) { expectSweepPasses(Algo::Dissemination, CollKind::Barrier); }
 
