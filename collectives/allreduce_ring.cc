@@ -23,8 +23,7 @@ Schedule ringAllReduce(const CollArgs& a) {
   Schedule s;
   const int n = a.nranks;
   if (trivialAllReduce(s, a)) return s;
-  std::vector<Span> blocks(n);
-  for (int i = 0; i < n; ++i) blocks[i] = balancedBlock(a.count, n, i);
+  const std::vector<Span> blocks = ringBlocks(a.count, n);
   const int next = ringNext(a.rank, n), prev = ringPrev(a.rank, n);
   const size_t chunks = maxChunks(blocks, a.chunkElems);
   for (size_t c = 0; c < chunks; ++c) {

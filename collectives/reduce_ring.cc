@@ -29,8 +29,7 @@ Schedule ringReduce(const CollArgs& a) {
   }
   const BufId work = root ? BufId::Output : BufId::Scratch;
   if (!root) s.scratchElems = a.count;
-  std::vector<Span> blocks(n);
-  for (int i = 0; i < n; ++i) blocks[i] = balancedBlock(a.count, n, i);
+  const std::vector<Span> blocks = ringBlocks(a.count, n);
   const int next = ringNext(a.rank, n), prev = ringPrev(a.rank, n);
   const size_t chunks = maxChunks(blocks, a.chunkElems);
   for (size_t c = 0; c < chunks; ++c) {

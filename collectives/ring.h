@@ -25,6 +25,13 @@ inline int ringBlock(int rank, int shift, int k, int nranks) {
   return ((rank - shift - k) % nranks + 2 * nranks) % nranks;
 }
 
+// The count cut into nranks balanced blocks, as every ring pass uses it.
+inline std::vector<Span> ringBlocks(size_t count, int nranks) {
+  std::vector<Span> blocks(nranks);
+  for (int i = 0; i < nranks; ++i) blocks[i] = balancedBlock(count, nranks, i);
+  return blocks;
+}
+
 inline size_t maxChunks(const std::vector<Span>& blocks, size_t chunkElems) {
   size_t m = 0;
   for (const Span& b : blocks) m = std::max(m, numChunks(b.count, chunkElems));
