@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what gdrcoll needs on Debian 12 / Ubuntu, skipping what is there.
 set -euo pipefail
-pkgs=(cmake ninja-build g++ pkg-config ccache libopenmpi-dev openmpi-bin libhwloc-dev hwloc
+pkgs=(cmake ninja-build g++ pkg-config ccache libopenmpi-dev openmpi-bin libhwloc-dev hwloc libssl-dev
       libibverbs-dev rdma-core libgtest-dev libgmock-dev)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

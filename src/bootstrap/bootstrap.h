@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "gdrcoll.h"
+#include "security/job_secret.h"
 
 namespace gdr::boot {
 
@@ -21,6 +22,9 @@ class Bootstrap {
   // rank() * bytesPerRank on entry, and every piece is filled on return.
   virtual void allgather(void* data, size_t bytesPerRank) = 0;
   virtual void barrier() = 0;
+  // The job's secret and id (security/job_secret.h), the same on every rank:
+  // every TCP connection between ranks authenticates with it.
+  virtual const security::JobSecret& jobSecret() const = 0;
 };
 
 // MPI adapter: `mpiComm` points at an MPI_Comm; it is duplicated.

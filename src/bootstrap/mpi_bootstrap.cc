@@ -1,7 +1,10 @@
 #include <mpi.h>
 
+#include <cstring>
+
 #include "bootstrap/bootstrap.h"
 #include "core/error.h"
+#include "security/crypto.h"
 
 namespace gdr::boot {
 
@@ -26,8 +29,10 @@ class MpiBootstrap final : public Bootstrap {
     MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
+    spreadSecret();
   }
   ~MpiBootstrap() override {
+    security::wipe(&secret_, sizeof(secret_));
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (!finalized) MPI_Comm_free(&comm_);
@@ -41,8 +46,36 @@ class MpiBootstrap final : public Bootstrap {
           "MPI_Allgather");
   }
   void barrier() override { check(MPI_Barrier(comm_), "MPI_Barrier"); }
+  const security::JobSecret& jobSecret() const override { return secret_; }
 
  private:
+  // Rank 0 draws the job's secret and id and spreads them through MPI (never
+  // over a gdrcoll socket). Under GDR_AUTH_KEY_FILE at rank 0 only the id
+  // travels and every rank reads the key from its file.
+  void spreadSecret() {
+    uint8_t fileKey[security::kKeyBytes];
+    bool haveFile = security::keyFromFile(fileKey);
+    struct {
+      security::JobSecret secret;
+      uint32_t fromFile;
+    } msg{};
+    if (rank_ == 0) {
+      msg.secret = security::generateJobSecret();
+      msg.fromFile = haveFile ? 1 : 0;
+      if (haveFile) security::wipe(msg.secret.key, sizeof(msg.secret.key));
+    }
+    int rc = MPI_Bcast(&msg, sizeof(msg), MPI_BYTE, 0, comm_);
+    secret_ = msg.secret;
+    bool rootFromFile = msg.fromFile != 0;
+    security::wipe(&msg, sizeof(msg));
+    if (haveFile) std::memcpy(secret_.key, fileKey, sizeof(fileKey));
+    security::wipe(fileKey, sizeof(fileKey));
+    check(rc, "MPI_Bcast of the job secret");
+    if (rootFromFile && !haveFile)
+      throw InvalidArgument("rank 0 reads the job key from GDR_AUTH_KEY_FILE; set it on every rank too");
+  }
+
+  security::JobSecret secret_{};
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;

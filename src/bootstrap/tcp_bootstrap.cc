@@ -1,13 +1,16 @@
 // TCP bootstrap. gdrGetUniqueId starts a rendezvous service (a thread) on a
-// listening socket whose address, with a random job nonce, is the unique id.
-// Every rank connects to it with its own listening address; once all have
-// checked in, the service hands each the table of addresses and exits. Ranks
-// then form a ring (connect to the next, accept from the previous) and run
-// allgather around it.
+// listening socket; the unique id carries its address, a random job id and
+// the job's secret (or, under GDR_AUTH_KEY_FILE, a flag saying every rank
+// reads the secret from that file). The id is handed to ranks out of band, so
+// it must be treated as a secret. Every rank connects to the service,
+// authenticates (security/handshake.h), and sends its own listening address;
+// once all have checked in, the service hands each the table of addresses
+// and exits. Ranks then form a ring (connect to the next, accept from the
+// previous, both authenticated) and run allgather around it.
 #include <unistd.h>
 
 #include <cstring>
-#include <random>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -15,35 +18,33 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/net.h"
+#include "security/bootstrap_wire.h"
+#include "security/handshake.h"
 
 namespace gdr::boot {
 
 namespace {
 
-constexpr uint64_t kIdMagic = 0x6764725f69643031ull;  // "gdr_id01"
+constexpr uint64_t kIdMagic = 0x6764725f69643032ull;  // "gdr_id02"
+constexpr uint16_t kIdKeyFromFile = 1;
 
 struct IdBlob {
   uint64_t magic;
-  uint64_t nonce;
+  uint16_t version;
+  uint16_t flags;
+  uint32_t reserved;
+  uint8_t jobId[security::kJobIdBytes];
   net::PackedAddr root;
+  uint8_t key[security::kKeyBytes];  // zero under kIdKeyFromFile
 };
 static_assert(sizeof(IdBlob) <= GDR_UNIQUE_ID_BYTES, "unique id too small");
 
-struct Hello {
-  uint64_t magic;
-  uint64_t nonce;
-  int32_t rank;
-  int32_t nranks;
-  net::PackedAddr addr;
-};
-
-uint64_t randomNonce() {
-  std::random_device rd;
-  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+std::string refusal(int fd, const Error& e) {
+  return strprintf("refused a connection from %s: %s", net::peerName(fd).c_str(), e.what());
 }
 
 // The rendezvous service: collects every rank's address, then sends the table.
-void rendezvous(int listenFd, uint64_t nonce) {
+void rendezvous(int listenFd, security::JobSecret secret) {
   std::vector<int> fds;
   std::vector<net::PackedAddr> table;
   int nranks = -1, joined = 0;
@@ -51,26 +52,31 @@ void rendezvous(int listenFd, uint64_t nonce) {
   try {
     while (nranks < 0 || joined < nranks) {
       int fd = net::acceptOne(listenFd, deadline, "ranks at the rendezvous");
-      Hello h{};
+      security::RvHello h{};
       try {
-        net::recvAll(fd, &h, sizeof(h), net::Clock::now() + std::chrono::seconds(10), "a joining rank");
+        security::Acceptor acc(secret, security::Channel::Rendezvous, security::kServiceRank, false);
+        int claimed = acc.start(fd, [&](int r) -> const char* {
+          if (nranks >= 0 && r >= nranks) return "no such rank";
+          if (nranks >= 0 && fds[r] >= 0) return "that rank already checked in";
+          return nullptr;
+        });
+        acc.finish(fd);
+        uint8_t buf[sizeof(security::RvHello)];
+        net::recvAll(fd, buf, sizeof(buf), security::authDeadline(deadline), "a joining rank");
+        if (const char* err = security::parseRvHello(buf, sizeof(buf), &h)) throw security::AuthRefused(err);
+        if (h.rank != claimed) throw security::AuthRefused("hello for another rank than it authenticated as");
+        if (nranks >= 0 && h.nranks != nranks)
+          throw security::AuthRefused(strprintf("it says the job has %d ranks, others say %d", h.nranks, nranks));
+        if (nranks >= 0 && fds[h.rank] >= 0) throw security::AuthRefused("that rank already checked in");
       } catch (const Error& e) {
-        GDR_WARN(kBoot, "rendezvous: dropped a connection: %s", e.what());
+        GDR_WARN(kBoot, "rendezvous: %s", refusal(fd, e).c_str());
         close(fd);
         continue;
       }
-      bool ok = h.magic == kIdMagic && h.nonce == nonce && h.nranks > 0 &&
-                (nranks < 0 || h.nranks == nranks) && h.rank >= 0 && h.rank < h.nranks;
-      if (ok && nranks < 0) {
+      if (nranks < 0) {
         nranks = h.nranks;
         fds.assign(nranks, -1);
         table.resize(nranks);
-      }
-      if (!ok || fds[h.rank] >= 0) {
-        GDR_WARN(kBoot, "rendezvous: refused a connection (wrong job, rank %d of %d, or duplicate)", h.rank,
-                 h.nranks);
-        close(fd);
-        continue;
       }
       fds[h.rank] = fd;
       table[h.rank] = h.addr;
@@ -85,6 +91,7 @@ void rendezvous(int listenFd, uint64_t nonce) {
   for (int fd : fds)
     if (fd >= 0) close(fd);
   close(listenFd);
+  security::wipe(&secret, sizeof(secret));
 }
 
 class TcpBootstrap final : public Bootstrap {
@@ -92,24 +99,24 @@ class TcpBootstrap final : public Bootstrap {
   TcpBootstrap(const gdrUniqueId& id, int rank, int nranks) : rank_(rank), size_(nranks) {
     IdBlob blob;
     std::memcpy(&blob, id.internal, sizeof(blob));
-    if (blob.magic != kIdMagic) throw InvalidArgument("the unique id is not one made by gdrGetUniqueId");
-    nonce_ = blob.nonce;
+    if (blob.magic != kIdMagic || blob.version != security::kProtocolVersion)
+      throw InvalidArgument("the unique id is not one made by gdrGetUniqueId of this gdrcoll version");
+    if (security::checkPackedAddr(blob.root)) throw InvalidArgument("the unique id holds no valid address");
+    if (nranks < 1 || nranks > security::kMaxRanks) throw InvalidArgument("rank count out of range");
+    std::memcpy(secret_.jobId, blob.jobId, sizeof(secret_.jobId));
+    if (blob.flags & kIdKeyFromFile) {
+      if (!security::keyFromFile(secret_.key))
+        throw InvalidArgument("the unique id was made under GDR_AUTH_KEY_FILE; set it on every rank too");
+    } else {
+      std::memcpy(secret_.key, blob.key, sizeof(secret_.key));
+    }
+    security::wipe(&blob, sizeof(blob));
     auto deadline = net::deadlineFromNow();
     net::Addr mine;
     int listenFd = net::listenOn(net::localAddr(), &mine);
     try {
-      int rootFd = net::connectTo(net::unpack(blob.root), deadline, "the rendezvous service");
-      Hello h{kIdMagic, nonce_, rank, nranks, net::pack(mine)};
       std::vector<net::PackedAddr> table(nranks);
-      try {
-        net::sendAll(rootFd, &h, sizeof(h), deadline, "the rendezvous service");
-        net::recvAll(rootFd, table.data(), table.size() * sizeof(net::PackedAddr), deadline,
-                     "the rendezvous service (are all ranks started?)");
-      } catch (...) {
-        close(rootFd);
-        throw;
-      }
-      close(rootFd);
+      checkIn(id, mine, table, deadline);
       if (nranks > 1) formRing(listenFd, table, deadline);
     } catch (...) {
       close(listenFd);
@@ -120,10 +127,12 @@ class TcpBootstrap final : public Bootstrap {
   ~TcpBootstrap() override {
     if (next_ >= 0) close(next_);
     if (prev_ >= 0) close(prev_);
+    security::wipe(&secret_, sizeof(secret_));
   }
   const char* name() const override { return "tcp"; }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  const security::JobSecret& jobSecret() const override { return secret_; }
 
   void allgather(void* data, size_t bytesPerRank) override {
     char* base = static_cast<char*>(data);
@@ -141,31 +150,77 @@ class TcpBootstrap final : public Bootstrap {
   }
 
  private:
+  void checkIn(const gdrUniqueId& id, const net::Addr& mine, std::vector<net::PackedAddr>& table,
+               net::Clock::time_point deadline) {
+    IdBlob blob;
+    std::memcpy(&blob, id.internal, sizeof(blob));
+    const char* who = "the rendezvous service";
+    int rootFd = net::connectTo(net::unpack(blob.root), deadline, who);
+    try {
+      security::Initiator ini(secret_, security::Channel::Rendezvous, rank_, security::kServiceRank, false);
+      ini.start(rootFd, deadline, who);
+      ini.finish(rootFd, deadline, who);
+      security::RvHello h{security::kRvMagic, security::kProtocolVersion, 0, rank_, size_, net::pack(mine)};
+      net::sendAll(rootFd, &h, sizeof(h), deadline, who);
+      size_t bytes = table.size() * sizeof(net::PackedAddr);
+      net::recvAll(rootFd, table.data(), bytes, deadline, "the rendezvous service (are all ranks started?)");
+      if (const char* err = security::checkAddrTable(table.data(), bytes, size_))
+        throw RemoteError(strprintf("the rendezvous service sent a malformed table: %s", err));
+    } catch (...) {
+      close(rootFd);
+      throw;
+    }
+    close(rootFd);
+  }
+
+  // Both handshakes in two steps (see security/handshake.h): every rank is
+  // initiator toward the next and acceptor toward the previous.
   void formRing(int listenFd, const std::vector<net::PackedAddr>& table, net::Clock::time_point deadline) {
     int nextRank = (rank_ + 1) % size_, prevRank = (rank_ - 1 + size_) % size_;
-    next_ = net::connectTo(net::unpack(table[nextRank]), deadline, strprintf("rank %d", nextRank));
-    Hello h{kIdMagic, nonce_, rank_, size_, {}};
-    net::sendAll(next_, &h, sizeof(h), deadline, strprintf("rank %d", nextRank));
-    for (;;) {
-      int fd = net::acceptOne(listenFd, deadline, strprintf("rank %d", prevRank));
-      Hello in{};
-      try {
-        net::recvAll(fd, &in, sizeof(in), deadline, strprintf("rank %d", prevRank));
-      } catch (const Error&) {
-        close(fd);
-        continue;
+    std::string nextName = strprintf("rank %d", nextRank);
+    next_ = net::connectTo(net::unpack(table[nextRank]), deadline, nextName);
+    security::Initiator ini(secret_, security::Channel::BootRing, rank_, nextRank, false);
+    ini.start(next_, deadline, nextName);
+    auto admit = [&](int r) -> const char* { return r == prevRank ? nullptr : "not this rank's ring neighbour"; };
+    std::unique_ptr<security::Acceptor> acc;
+    // Accepts until a peer passes the first step; returns its socket.
+    auto acceptStarted = [&]() {
+      for (;;) {
+        int fd = net::acceptOne(listenFd, deadline, strprintf("rank %d", prevRank));
+        try {
+          acc = std::make_unique<security::Acceptor>(secret_, security::Channel::BootRing, rank_, false);
+          acc->start(fd, admit);
+          return fd;
+        } catch (const Error& e) {
+          GDR_WARN(kBoot, "bootstrap: %s", refusal(fd, e).c_str());
+          close(fd);
+        }
       }
-      if (in.magic == kIdMagic && in.nonce == nonce_ && in.rank == prevRank) {
+    };
+    int fd = acceptStarted();
+    try {
+      ini.finish(next_, deadline, nextName);
+    } catch (...) {
+      close(fd);
+      throw;
+    }
+    // A peer that sent a plausible first message but cannot finish is
+    // refused; the real neighbour is then still waiting in the backlog.
+    for (;;) {
+      try {
+        acc->finish(fd);
         prev_ = fd;
         return;
+      } catch (const Error& e) {
+        GDR_WARN(kBoot, "bootstrap: %s", refusal(fd, e).c_str());
+        close(fd);
       }
-      GDR_WARN(kBoot, "bootstrap: refused a connection claiming rank %d", in.rank);
-      close(fd);
+      fd = acceptStarted();
     }
   }
 
   int rank_, size_;
-  uint64_t nonce_ = 0;
+  security::JobSecret secret_{};
   int next_ = -1, prev_ = -1;
 };
 
@@ -173,12 +228,23 @@ class TcpBootstrap final : public Bootstrap {
 
 void createUniqueId(gdrUniqueId* id) {
   std::memset(id, 0, sizeof(*id));
+  security::JobSecret secret = security::generateJobSecret();
+  bool fromFile = security::keyFromFile(secret.key);
   net::Addr bound;
   int fd = net::listenOn(net::localAddr(), &bound, 1024);
-  IdBlob blob{kIdMagic, randomNonce(), net::pack(bound)};
+  IdBlob blob{};
+  blob.magic = kIdMagic;
+  blob.version = security::kProtocolVersion;
+  blob.flags = fromFile ? kIdKeyFromFile : 0;
+  std::memcpy(blob.jobId, secret.jobId, sizeof(blob.jobId));
+  blob.root = net::pack(bound);
+  if (!fromFile) std::memcpy(blob.key, secret.key, sizeof(blob.key));
   std::memcpy(id->internal, &blob, sizeof(blob));
-  GDR_INFO(kBoot, "rendezvous service listening on %s", bound.str().c_str());
-  std::thread(rendezvous, fd, blob.nonce).detach();
+  security::wipe(&blob, sizeof(blob));
+  GDR_INFO(kBoot, "rendezvous service listening on %s%s", bound.str().c_str(),
+           fromFile ? " (job key from GDR_AUTH_KEY_FILE)" : "");
+  std::thread(rendezvous, fd, secret).detach();
+  security::wipe(&secret, sizeof(secret));
 }
 
 std::unique_ptr<Bootstrap> makeTcpBootstrap(const gdrUniqueId& id, int rank, int nranks) {

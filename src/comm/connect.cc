@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "core/net.h"
 #include "core/params.h"
+#include "security/handshake.h"
 #include "transport/shm/shm_endpoint.h"
 #include "transport/socket/socket_endpoint.h"
 // ---- ib transport (issue 5) ----
@@ -28,12 +29,6 @@ namespace {
 
 
 constexpr uint64_t kCmaProbeValue = 0x434d415f4f4b2121ull;  // "CMA_OK!!"
-
-struct SockHello {
-  uint64_t nonce;
-  int32_t rank;
-  int32_t pad;
-};
 
 bool cmaWorks(pid_t pid, uint64_t addr) {
   uint64_t v = 0;
@@ -104,36 +99,56 @@ void Communicator::connect() {
   eps_.resize(size_);
   try {
     if (!local.empty()) connectShm(peers_, conn, local);
+    // ---- socket transport: authenticated connections (issue 8) ----
+    // Each pair connects once, the lower rank initiating. Both sides prove
+    // they hold the job secret (security/handshake.h) before anything else
+    // is read; a connection that fails is refused and logged, and this rank
+    // keeps waiting for its real peers.
     if (!remote.empty()) {
       auto deadline = net::deadlineFromNow();
+      const security::JobSecret& secret = boot_->jobSecret();
+      const bool encrypt = param::getBool("GDR_ENCRYPT");
       for (int r : remote) {
         if (r < rank_) continue;
-        int fd = net::connectTo(net::unpack(conn[r].sockAddr), deadline, strprintf("rank %d", r));
-        SockHello h{job, rank_, 0};
-        net::sendAll(fd, &h, sizeof(h), deadline, strprintf("rank %d", r));
-        eps_[r] = std::make_unique<transport::sock::SocketEndpoint>(fd, rank_, r);
+        std::string who = strprintf("rank %d", r);
+        int fd = net::connectTo(net::unpack(conn[r].sockAddr), deadline, who);
+        security::SessionKeys keys;
+        try {
+          security::Initiator ini(secret, security::Channel::Socket, rank_, r, encrypt);
+          ini.start(fd, deadline, who);
+          keys = ini.finish(fd, deadline, who);
+        } catch (...) {
+          close(fd);
+          throw;
+        }
+        eps_[r] = std::make_unique<transport::sock::SocketEndpoint>(fd, rank_, r, encrypt ? &keys : nullptr);
+        security::wipe(&keys, sizeof(keys));
       }
+      auto admit = [&](int r) -> const char* {
+        if (r >= rank_ || std::find(remote.begin(), remote.end(), r) == remote.end())
+          return "not a rank that connects to this one";
+        return eps_[r] ? "that rank is already connected" : nullptr;
+      };
       size_t lower = std::count_if(remote.begin(), remote.end(), [&](int r) { return r < rank_; });
       while (lower) {
         int fd = net::acceptOne(listenFd, deadline, "connections from lower ranks");
-        SockHello h{};
+        int peer = -1;
+        security::SessionKeys keys;
         try {
-          net::recvAll(fd, &h, sizeof(h), deadline, "a connecting rank");
+          security::Acceptor acc(secret, security::Channel::Socket, rank_, encrypt);
+          peer = acc.start(fd, admit);
+          keys = acc.finish(fd);
         } catch (const Error& e) {
-          GDR_WARN(kNet, "dropped a connection during set-up: %s", e.what());
+          GDR_WARN(kNet, "refused a connection from %s: %s", net::peerName(fd).c_str(), e.what());
           close(fd);
           continue;
         }
-        if (h.nonce != job || h.rank < 0 || h.rank >= rank_ || eps_[h.rank] ||
-            std::find(remote.begin(), remote.end(), h.rank) == remote.end()) {
-          GDR_WARN(kNet, "refused a connection claiming rank %d (not of this job, or a duplicate)", h.rank);
-          close(fd);
-          continue;
-        }
-        eps_[h.rank] = std::make_unique<transport::sock::SocketEndpoint>(fd, rank_, h.rank);
+        eps_[peer] = std::make_unique<transport::sock::SocketEndpoint>(fd, rank_, peer, encrypt ? &keys : nullptr);
+        security::wipe(&keys, sizeof(keys));
         --lower;
       }
     }
+    // ---- end socket transport ----
   } catch (...) {
     if (listenFd >= 0) close(listenFd);
     throw;

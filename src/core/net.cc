@@ -105,6 +105,13 @@ Addr localAddr() {
   return out;
 }
 
+std::string peerName(int fd) {
+  Addr a;
+  a.len = sizeof(a.ss);
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&a.ss), &a.len) != 0) return "?";
+  return a.str();
+}
+
 void setNonBlocking(int fd, bool on) {
   int fl = fcntl(fd, F_GETFL);
   fcntl(fd, F_SETFL, on ? (fl | O_NONBLOCK) : (fl & ~O_NONBLOCK));

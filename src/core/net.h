@@ -52,6 +52,9 @@ int acceptOne(int listenFd, Clock::time_point deadline, const std::string& what)
 void sendAll(int fd, const void* buf, size_t len, Clock::time_point deadline, const std::string& who);
 void recvAll(int fd, void* buf, size_t len, Clock::time_point deadline, const std::string& who);
 
+// The remote address of a connected socket, for log lines ("?" if unknown).
+std::string peerName(int fd);
+
 void setNonBlocking(int fd, bool on);
 void setNoDelay(int fd);
 

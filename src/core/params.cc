@@ -89,6 +89,15 @@ const std::vector<Info> kParams = {
      "(reduce-scatter + all-gather through peer memory)."},
     {"GDR_CUDA_IPC_ONESHOT_BYTES", Type::Int, "262144",
      "With more than two ranks, auto picks one-shot up to this many bytes, two-shot above."},
+    // security (issue 8): authenticated connections, encryption between hosts
+    {"GDR_AUTH_KEY_FILE", Type::String, "",
+     "Read the job's secret from this file (mode 600, at least 16 bytes; every rank needs it) instead of "
+     "drawing one at random; then the unique id carries no key."},
+    {"GDR_AUTH_TIMEOUT_MS", Type::Int, "10000",
+     "How long a listening rank waits for a connecting peer to finish authenticating before refusing it."},
+    {"GDR_ENCRYPT", Type::Bool, "0",
+     "Encrypt and authenticate socket-transport traffic (AES-256-GCM, per-connection keys); must be the "
+     "same on every rank."},
 };
 
 std::string envOrDefault(const Info& i) {

@@ -8,17 +8,42 @@
 #include <cerrno>
 #include <cstring>
 
+#include <poll.h>
+
 #include "core/error.h"
+#include "core/log.h"
 #include "core/net.h"
 
 namespace gdr::transport::sock {
 
 namespace {
 constexpr size_t kStageBytes = 256 * 1024;
-constexpr size_t kMaxAbortText = 4096;
+constexpr size_t kRecordWireMax = security::kRecordHdrBytes + security::kMaxRecordBytes + security::kTagBytes;
 }  // namespace
 
-SocketEndpoint::SocketEndpoint(int fd, int myRank, int peerRank) : fd_(fd), me_(myRank), peer_(peerRank) {
+const char* checkFrameHdr(const FrameHdr& h) {
+  if (h.magic != kFrameMagic) return "bad magic (not a gdrcoll frame)";
+  if (h.version != kFrameVersion) return "unsupported frame version";
+  if (h.type == kFrameData) return nullptr;
+  if (h.type == kFrameAbort) return h.bytes < 4 || h.bytes > kMaxAbortText ? "abort notice of a bad length" : nullptr;
+  return "unknown frame type";
+}
+
+const char* checkRecordLen(const uint8_t hdr[security::kRecordHdrBytes], uint32_t* len) {
+  std::memcpy(len, hdr, sizeof(*len));
+  if (*len == 0) return "empty encrypted record";
+  if (*len > security::kMaxRecordBytes) return "oversized encrypted record";
+  return nullptr;
+}
+
+SocketEndpoint::SocketEndpoint(int fd, int myRank, int peerRank, const security::SessionKeys* keys)
+    : fd_(fd), me_(myRank), peer_(peerRank) {
+  if (keys) {
+    sealer_ = std::make_unique<security::RecordSealer>(keys->send);
+    opener_ = std::make_unique<security::RecordOpener>(keys->recv);
+    outRec_.resize(kRecordWireMax);
+    inRec_.resize(kRecordWireMax);
+  }
   net::setNonBlocking(fd_, true);
   net::setNoDelay(fd_);
   int buf = 4 << 20;
@@ -46,7 +71,7 @@ bool SocketEndpoint::progressSends() {
   while (!sends_.empty()) {
     SendOp* op = sends_.front();
     if (outHdrSent_ == 0 && op->sent == 0) {
-      outHdr_ = FrameHdr{kFrameMagic, kFrameData, op->sig, op->bytes};
+      outHdr_ = FrameHdr{kFrameMagic, kFrameVersion, kFrameData, op->sig, op->bytes};
     }
     iovec iov[2];
     int n = 0;
@@ -54,10 +79,7 @@ bool SocketEndpoint::progressSends() {
       iov[n++] = {reinterpret_cast<char*>(&outHdr_) + outHdrSent_, sizeof(FrameHdr) - outHdrSent_};
     if (op->sent < op->bytes)
       iov[n++] = {const_cast<char*>(static_cast<const char*>(op->data)) + op->sent, op->bytes - op->sent};
-    msghdr mh{};
-    mh.msg_iov = iov;
-    mh.msg_iovlen = n;
-    ssize_t w = sendmsg(fd_, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t w = sendSome(iov, n);
     if (w < 0) {
       if (errno == EAGAIN || errno == EINTR) break;
       failClosed(errno);
@@ -80,8 +102,7 @@ bool SocketEndpoint::progressSends() {
 
 bool SocketEndpoint::readHeader() {
   while (inHdrGot_ < sizeof(FrameHdr)) {
-    ssize_t r = recv(fd_, reinterpret_cast<char*>(&inHdr_) + inHdrGot_, sizeof(FrameHdr) - inHdrGot_,
-                     MSG_DONTWAIT);
+    ssize_t r = recvSome(reinterpret_cast<char*>(&inHdr_) + inHdrGot_, sizeof(FrameHdr) - inHdrGot_);
     // A peer that finished and closed is no error until something is owed
     // between us: destroying a communicator is not collective.
     if (r == 0 && inHdrGot_ == 0 && recvs_.empty() && sends_.empty()) return false;
@@ -92,19 +113,16 @@ bool SocketEndpoint::readHeader() {
     }
     inHdrGot_ += static_cast<size_t>(r);
   }
-  if (inHdr_.magic != kFrameMagic || (inHdr_.type != kFrameData && inHdr_.type != kFrameAbort))
-    throw RemoteError(strprintf("rank %d sent a malformed frame header (magic %#x, type %u)", peer_,
-                                inHdr_.magic, inHdr_.type));
+  if (const char* err = checkFrameHdr(inHdr_)) failMalformed(err);
   if (inHdr_.type == kFrameAbort) readAbortAndThrow();
   return true;
 }
 
 void SocketEndpoint::readAbortAndThrow() {
-  size_t len = std::min<uint64_t>(inHdr_.bytes, kMaxAbortText);
+  size_t len = static_cast<size_t>(inHdr_.bytes);  // bounded by checkFrameHdr
   std::string text(len, '\0');
   try {
-    auto deadline = net::Clock::now() + std::chrono::seconds(2);
-    net::recvAll(fd_, text.data(), len, deadline, strprintf("rank %d", peer_));
+    recvBlocking(text.data(), len, net::Clock::now() + std::chrono::seconds(2));
   } catch (const Error&) {
     text = "(reason not received)";
   }
@@ -137,10 +155,10 @@ bool SocketEndpoint::progressRecvs() {
       size_t want = op->bytes - op->received;
       ssize_t r;
       if (!op->fn) {
-        r = recv(fd_, static_cast<char*>(op->dst) + op->received, want, MSG_DONTWAIT);
+        r = recvSome(static_cast<char*>(op->dst) + op->received, want);
       } else {
         if (stage_.size() < kStageBytes) stage_.resize(kStageBytes);
-        r = recv(fd_, stage_.data() + staged_, std::min(want - staged_, kStageBytes - staged_), MSG_DONTWAIT);
+        r = recvSome(stage_.data() + staged_, std::min(want - staged_, kStageBytes - staged_));
       }
       if (r == 0) failClosed(0);
       if (r < 0) {
@@ -179,20 +197,17 @@ void SocketEndpoint::sendAbort(gdrResult_t code, const std::string& reason) noex
     // Finish a half-sent frame first so the peer can parse the notice; give
     // up quickly if it does not drain.
     auto deadline = net::Clock::now() + std::chrono::milliseconds(200);
-    if (!sends_.empty() && (outHdrSent_ || sends_.front()->sent)) {
+    if (!sends_.empty() && (outHdrSent_ || sends_.front()->sent || outRecLen_)) {
       SendOp* op = sends_.front();
-      if (outHdrSent_ < sizeof(FrameHdr))
-        net::sendAll(fd_, reinterpret_cast<char*>(&outHdr_) + outHdrSent_,
-                     sizeof(FrameHdr) - outHdrSent_, deadline, "peer");
-      net::sendAll(fd_, static_cast<const char*>(op->data) + op->sent, op->bytes - op->sent, deadline, "peer");
+      sendBlocking(reinterpret_cast<char*>(&outHdr_) + outHdrSent_, sizeof(FrameHdr) - outHdrSent_,
+                   static_cast<const char*>(op->data) + op->sent, op->bytes - op->sent, deadline);
     }
     std::string text(4, '\0');
     int32_t c = code;
     std::memcpy(text.data(), &c, 4);
     text += reason.substr(0, kMaxAbortText - 4);
-    FrameHdr h{kFrameMagic, kFrameAbort, OpSig{}, text.size()};
-    net::sendAll(fd_, &h, sizeof(h), deadline, "peer");
-    net::sendAll(fd_, text.data(), text.size(), deadline, "peer");
+    FrameHdr h{kFrameMagic, kFrameVersion, kFrameAbort, OpSig{}, text.size()};
+    sendBlocking(&h, sizeof(h), text.data(), text.size(), deadline);
   } catch (...) {
   }
 }
@@ -200,6 +215,127 @@ void SocketEndpoint::sendAbort(gdrResult_t code, const std::string& reason) noex
 void SocketEndpoint::reset() noexcept {
   sends_.clear();
   recvs_.clear();
+  outRecLen_ = 0;
+}
+
+void SocketEndpoint::failMalformed(const char* what) {
+  std::string where = net::peerName(fd_);
+  GDR_WARN(kNet, "rank %d (%s) sent a malformed frame: %s; closing the connection", peer_, where.c_str(), what);
+  shutdown(fd_, SHUT_RD);
+  throw RemoteError(strprintf("rank %d (%s) sent a malformed frame: %s", peer_, where.c_str(), what));
+}
+
+// ---- encryption: the stream is a sequence of sealed records ----
+
+ssize_t SocketEndpoint::recvDecrypted(void* buf, size_t len) {
+  if (inPlainOff_ == inPlainEnd_) {
+    for (;;) {
+      size_t want = (inRecLen_ ? inRecLen_ : security::kRecordHdrBytes) - inRecGot_;
+      ssize_t r = recv(fd_, inRec_.data() + inRecGot_, want, MSG_DONTWAIT);
+      if (r <= 0) return r;
+      inRecGot_ += static_cast<size_t>(r);
+      if (!inRecLen_) {
+        if (inRecGot_ < security::kRecordHdrBytes) continue;
+        uint32_t plain = 0;
+        if (const char* err = checkRecordLen(inRec_.data(), &plain)) failMalformed(err);
+        inRecLen_ = security::kRecordHdrBytes + plain + security::kTagBytes;
+        continue;
+      }
+      if (inRecGot_ < inRecLen_) continue;
+      size_t plain = inRecLen_ - security::kRecordHdrBytes - security::kTagBytes;
+      uint8_t* body = inRec_.data() + security::kRecordHdrBytes;
+      inRecGot_ = inRecLen_ = 0;
+      if (!opener_->open(inRec_.data(), body, plain, body + plain)) {
+        std::string where = net::peerName(fd_);
+        GDR_WARN(kNet, "rank %d (%s): an encrypted record failed authentication; closing the connection", peer_,
+                 where.c_str());
+        shutdown(fd_, SHUT_RD);
+        throw RemoteError(strprintf(
+            "data from rank %d (%s) failed authentication (AES-GCM tag mismatch: altered or corrupted in "
+            "transit); it was not delivered and the connection is closed",
+            peer_, where.c_str()));
+      }
+      inPlainOff_ = security::kRecordHdrBytes;
+      inPlainEnd_ = inPlainOff_ + plain;
+      break;
+    }
+  }
+  size_t n = std::min(len, inPlainEnd_ - inPlainOff_);
+  std::memcpy(buf, inRec_.data() + inPlainOff_, n);
+  inPlainOff_ += n;
+  return static_cast<ssize_t>(n);
+}
+
+// Seals up to one record of the iovecs' bytes, then sends it; returns how
+// many plaintext bytes are now wholly on the wire (-1 with EAGAIN until then;
+// the caller retries with the same iovecs).
+ssize_t SocketEndpoint::sendEncrypted(const iovec* iov, int n) {
+  if (!outRecLen_) {
+    size_t total = 0;
+    for (int i = 0; i < n; ++i) total += iov[i].iov_len;
+    size_t take = std::min(total, security::kMaxRecordBytes);
+    if (take == 0) return 0;
+    sealer_->begin(outRec_.data(), static_cast<uint32_t>(take));
+    size_t off = security::kRecordHdrBytes, left = take;
+    for (int i = 0; i < n && left; ++i) {
+      size_t m = std::min(iov[i].iov_len, left);
+      sealer_->update(iov[i].iov_base, m, outRec_.data() + off);
+      off += m;
+      left -= m;
+    }
+    sealer_->end(outRec_.data() + off);
+    outRecLen_ = off + security::kTagBytes;
+    outRecSent_ = 0;
+    outRecPlain_ = take;
+  }
+  while (outRecSent_ < outRecLen_) {
+    ssize_t w = send(fd_, outRec_.data() + outRecSent_, outRecLen_ - outRecSent_, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w < 0) return -1;
+    outRecSent_ += static_cast<size_t>(w);
+  }
+  outRecLen_ = 0;
+  return static_cast<ssize_t>(outRecPlain_);
+}
+
+void SocketEndpoint::sendBlocking(const void* a, size_t alen, const void* b, size_t blen, net_deadline_t deadline) {
+  const char* pa = static_cast<const char*>(a);
+  const char* pb = static_cast<const char*>(b);
+  while (alen || blen) {
+    iovec iov[2];
+    int n = 0;
+    if (alen) iov[n++] = {const_cast<char*>(pa), alen};
+    if (blen) iov[n++] = {const_cast<char*>(pb), blen};
+    ssize_t w = sendSome(iov, n);
+    if (w < 0) {
+      if (errno != EAGAIN && errno != EINTR) failClosed(errno);
+      if (net::Clock::now() >= deadline) throw TimeoutError(strprintf("timed out sending to rank %d", peer_));
+      pollfd pf = {fd_, POLLOUT, 0};
+      poll(&pf, 1, 10);
+      continue;
+    }
+    size_t wrote = static_cast<size_t>(w), h = std::min(wrote, alen);
+    pa += h;
+    alen -= h;
+    pb += wrote - h;
+    blen -= wrote - h;
+  }
+}
+
+void SocketEndpoint::recvBlocking(void* buf, size_t len, net_deadline_t deadline) {
+  char* p = static_cast<char*>(buf);
+  while (len) {
+    ssize_t r = recvSome(p, len);
+    if (r == 0) failClosed(0);
+    if (r < 0) {
+      if (errno != EAGAIN && errno != EINTR) failClosed(errno);
+      if (net::Clock::now() >= deadline) throw TimeoutError(strprintf("timed out receiving from rank %d", peer_));
+      pollfd pf = {fd_, POLLIN, 0};
+      poll(&pf, 1, 10);
+      continue;
+    }
+    p += r;
+    len -= static_cast<size_t>(r);
+  }
 }
 
 }  // namespace gdr::transport::sock

@@ -1,0 +1,40 @@
+#include "security/bootstrap_wire.h"
+
+#include <sys/socket.h>
+
+#include <cstring>
+
+#include "security/handshake_wire.h"
+
+namespace gdr::security {
+
+const char* checkPackedAddr(const net::PackedAddr& a) {
+  if (a.family != AF_INET && a.family != AF_INET6) return "address of an unknown family";
+  if (a.port == 0) return "address without a port";
+  return nullptr;
+}
+
+const char* parseRvHello(const void* buf, size_t len, RvHello* out) {
+  if (!buf || len < sizeof(RvHello)) return "truncated rendezvous hello";
+  if (len > sizeof(RvHello)) return "oversized rendezvous hello";
+  std::memcpy(out, buf, sizeof(RvHello));
+  if (out->magic != kRvMagic) return "not a rendezvous hello (bad magic)";
+  if (out->version != kProtocolVersion) return "unsupported gdrcoll protocol version";
+  if (out->reserved != 0) return "malformed rendezvous hello";
+  if (out->nranks < 1 || out->nranks > kMaxRanks) return "rank count out of range";
+  if (out->rank < 0 || out->rank >= out->nranks) return "rank out of range";
+  return checkPackedAddr(out->addr);
+}
+
+const char* checkAddrTable(const void* buf, size_t len, int nranks) {
+  if (!buf || nranks < 1 || nranks > kMaxRanks) return "bad rank count";
+  if (len != static_cast<size_t>(nranks) * sizeof(net::PackedAddr)) return "address table of the wrong size";
+  for (int r = 0; r < nranks; ++r) {
+    net::PackedAddr a;
+    std::memcpy(&a, static_cast<const char*>(buf) + static_cast<size_t>(r) * sizeof(a), sizeof(a));
+    if (const char* e = checkPackedAddr(a)) return e;
+  }
+  return nullptr;
+}
+
+}  // namespace gdr::security
