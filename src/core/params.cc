@@ -82,8 +82,8 @@ const std::vector<Info> kParams = {
      "(0: the staged path through host memory)."},
     {"GDR_CUDA_IPC_CHUNK_BYTES", Type::Int, "131072",
      "Staging bytes per kernel block and source rank (a multiple of 16); each rank allocates "
-     "2 * nranks * 128 of them."},
-    {"GDR_CUDA_IPC_BLOCKS", Type::Int, "64", "Most thread blocks one cuda_ipc kernel uses (1-128)."},
+     "2 * nranks * 256 of them."},
+    {"GDR_CUDA_IPC_BLOCKS", Type::Int, "128", "Most thread blocks one cuda_ipc kernel uses (1-256)."},
     {"GDR_CUDA_IPC_ALGO", Type::String, "auto",
      "Device all-reduce algorithm: auto, oneshot (each GPU reduces every input) or twoshot "
      "(reduce-scatter + all-gather through peer memory)."},
@@ -98,6 +98,18 @@ const std::vector<Info> kParams = {
     {"GDR_ENCRYPT", Type::Bool, "0",
      "Encrypt and authenticate socket-transport traffic (AES-256-GCM, per-connection keys); must be the "
      "same on every rank."},
+    // compat (issue 6): libnccl.so.2 and the PMPI layer (docs/compat.md)
+    {"GDR_PMPI", Type::Bool, "1",
+     "PMPI layer (libgdrcoll_mpi.so): 0 passes every call to the MPI library untouched."},
+    {"GDR_PMPI_HOST", Type::Bool, "0",
+     "PMPI layer: also route collectives on host buffers to gdrcoll (default: device buffers only)."},
+    {"NCCL_DEBUG", Type::String, "",
+     "NCCL-compatible library: NCCL's log level (VERSION, WARN, INFO, TRACE), used as GDR_DEBUG when that "
+     "is unset."},
+    {"NCCL_DEBUG_SUBSYS", Type::String, "",
+     "NCCL-compatible library: NCCL's subsystem list, mapped to GDR_DEBUG_SUBSYS when that is unset."},
+    {"NCCL_DEBUG_FILE", Type::String, "",
+     "NCCL-compatible library: used as GDR_DEBUG_FILE when that is unset (%h host, %p pid)."},
 };
 
 std::string envOrDefault(const Info& i) {

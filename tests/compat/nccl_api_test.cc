@@ -1,0 +1,524 @@
+// A program written for the NCCL API and nothing else: it is compiled once
+// against gdrcoll's nccl.h and once against the system NCCL's header (and
+// linked to the system libnccl), and runs with gdrcoll's libnccl.so.2 on
+// LD_LIBRARY_PATH. Without a GPU it passes host buffers, which gdrcoll
+// accepts and real NCCL would not (docs/compat.md).
+//
+//   nccl_api_test <nranks> [substring the loaded libnccl's path must contain]
+//
+// Ranks are forked processes; rank 0 makes the unique id and a fresh random
+// seed and hands both to the others through pipes. Every rank can compute
+// every rank's input, so each result is checked element by element.
+#include <dlfcn.h>
+#include <nccl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+int gRank = -1;
+int gFailures = 0;
+
+#define CHECK(cond, ...)                                              \
+  do {                                                                \
+    if (!(cond)) {                                                    \
+      std::fprintf(stderr, "rank %d: %s:%d: ", gRank, __FILE__, __LINE__); \
+      std::fprintf(stderr, __VA_ARGS__);                              \
+      std::fprintf(stderr, "\n");                                     \
+      ++gFailures;                                                    \
+    }                                                                 \
+  } while (0)
+#define NCCLOK(call)                                                                       \
+  do {                                                                                     \
+    ncclResult_t r_ = (call);                                                              \
+    if (r_ != ncclSuccess) {                                                               \
+      std::fprintf(stderr, "rank %d: %s:%d: %s -> %s: %s\n", gRank, __FILE__, __LINE__, #call, \
+                   ncclGetErrorString(r_), ncclGetLastError(nullptr));                     \
+      std::exit(2);                                                                        \
+    }                                                                                      \
+  } while (0)
+
+// ---- element access for every type, through double (values stay exact) ----
+uint16_t toHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000, e = (x >> 23) & 0xff, m = x & 0x7fffff;
+  if (e == 0) return static_cast<uint16_t>(sign);
+  int he = static_cast<int>(e) - 127 + 15;
+  return static_cast<uint16_t>(sign | (he << 10) | (m >> 13));  // the test's values are exact in fp16
+}
+float fromHalf(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  uint32_t x = e == 0 ? sign : sign | ((e - 15 + 127) << 23) | (m << 13);
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+uint16_t toBf16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  return static_cast<uint16_t>(x >> 16);
+}
+float fromBf16(uint16_t b) {
+  uint32_t x = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+size_t sizeOf(ncclDataType_t t) {
+  switch (t) {
+    case ncclInt8: case ncclUint8: return 1;
+    case ncclFloat16: case ncclBfloat16: return 2;
+    case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
+    default: return 8;
+  }
+}
+void put(void* b, size_t i, ncclDataType_t t, double v) {
+  switch (t) {
+    case ncclInt8: static_cast<int8_t*>(b)[i] = static_cast<int8_t>(v); break;
+    case ncclUint8: static_cast<uint8_t*>(b)[i] = static_cast<uint8_t>(v); break;
+    case ncclInt32: static_cast<int32_t*>(b)[i] = static_cast<int32_t>(v); break;
+    case ncclUint32: static_cast<uint32_t*>(b)[i] = static_cast<uint32_t>(v); break;
+    case ncclInt64: static_cast<int64_t*>(b)[i] = static_cast<int64_t>(v); break;
+    case ncclUint64: static_cast<uint64_t*>(b)[i] = static_cast<uint64_t>(v); break;
+    case ncclFloat16: static_cast<uint16_t*>(b)[i] = toHalf(static_cast<float>(v)); break;
+    case ncclBfloat16: static_cast<uint16_t*>(b)[i] = toBf16(static_cast<float>(v)); break;
+    case ncclFloat32: static_cast<float*>(b)[i] = static_cast<float>(v); break;
+    default: static_cast<double*>(b)[i] = v; break;
+  }
+}
+double get(const void* b, size_t i, ncclDataType_t t) {
+  switch (t) {
+    case ncclInt8: return static_cast<const int8_t*>(b)[i];
+    case ncclUint8: return static_cast<const uint8_t*>(b)[i];
+    case ncclInt32: return static_cast<const int32_t*>(b)[i];
+    case ncclUint32: return static_cast<const uint32_t*>(b)[i];
+    case ncclInt64: return static_cast<double>(static_cast<const int64_t*>(b)[i]);
+    case ncclUint64: return static_cast<double>(static_cast<const uint64_t*>(b)[i]);
+    case ncclFloat16: return fromHalf(static_cast<const uint16_t*>(b)[i]);
+    case ncclBfloat16: return fromBf16(static_cast<const uint16_t*>(b)[i]);
+    case ncclFloat32: return static_cast<const float*>(b)[i];
+    default: return static_cast<const double*>(b)[i];
+  }
+}
+const char* typeName(ncclDataType_t t) {
+  static const char* n[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "fp16", "fp32", "fp64", "bf16"};
+  return n[t];
+}
+
+// Rank r's element i: small integers, exact in every type and after any op.
+uint64_t gSeed = 0;
+double input(int r, size_t i, ncclRedOp_t op) {
+  uint64_t h = (gSeed ^ (static_cast<uint64_t>(r) * 0x9e3779b97f4a7c15ull)) + i * 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 31;
+  h *= 0x94d049bb133111ebull;
+  h ^= h >> 29;
+  return op == ncclProd ? static_cast<double>(1 + h % 2) : static_cast<double>(h % 15);
+}
+double combine(double a, double b, ncclRedOp_t op) {
+  switch (op) {
+    case ncclProd: return a * b;
+    case ncclMax: return std::max(a, b);
+    case ncclMin: return std::min(a, b);
+    default: return a + b;
+  }
+}
+double reduced(int nranks, size_t i, ncclRedOp_t op) {
+  double v = input(0, i, op);
+  for (int r = 1; r < nranks; ++r) v = combine(v, input(r, i, op), op);
+  return op == ncclAvg ? v / nranks : v;
+}
+
+struct Buf {
+  std::vector<unsigned char> bytes;
+  ncclDataType_t t;
+  Buf(size_t n, ncclDataType_t type) : bytes(n * sizeOf(type) + 1), t(type) { poison(); }
+  void poison() { std::memset(bytes.data(), 0xa5, bytes.size()); }
+  void* p() { return bytes.data(); }
+  void* at(size_t elem) { return bytes.data() + elem * sizeOf(t); }
+};
+
+bool close(double got, double want, ncclDataType_t t) {
+  if (t == ncclFloat16 || t == ncclBfloat16 || t == ncclFloat32 || t == ncclFloat64)
+    return std::fabs(got - want) <= 1e-2 * std::max(1.0, std::fabs(want));
+  return got == want;
+}
+
+const ncclDataType_t kTypes[] = {ncclInt8, ncclUint8, ncclInt32, ncclUint32, ncclInt64,
+                                 ncclUint64, ncclFloat16, ncclFloat32, ncclFloat64, ncclBfloat16};
+
+void testAllReduce(ncclComm_t comm, int rank, int n) {
+  const size_t counts[] = {0, 1, 7, 1000, 40000};
+  const ncclRedOp_t ops[] = {ncclSum, ncclProd, ncclMax, ncclMin, ncclAvg};
+  for (ncclDataType_t t : kTypes)
+    for (ncclRedOp_t op : ops)
+      for (size_t count : counts)
+        for (int inPlace = 0; inPlace < 2; ++inPlace) {
+          bool isFloat = t == ncclFloat16 || t == ncclBfloat16 || t == ncclFloat32 || t == ncclFloat64;
+          if (op == ncclAvg && !isFloat) continue;  // integer avg truncates; covered by gdrcoll's own tests
+          if (op == ncclProd && n > 6 && (t == ncclInt8 || t == ncclUint8)) continue;
+          Buf send(count, t), recv(count, t);
+          for (size_t i = 0; i < count; ++i) put(inPlace ? recv.p() : send.p(), i, t, input(rank, i, op));
+          NCCLOK(ncclAllReduce(inPlace ? recv.p() : send.p(), recv.p(), count, t, op, comm, nullptr));
+          for (size_t i = 0; i < count; ++i) {
+            double want = reduced(n, i, op), got = get(recv.p(), i, t);
+            if (!close(got, want, t)) {
+              CHECK(false, "allreduce %s op %d count %zu inplace %d: [%zu] = %g, want %g", typeName(t), op, count,
+                    inPlace, i, got, want);
+              break;
+            }
+          }
+        }
+}
+
+void testRooted(ncclComm_t comm, int rank, int n) {
+  const ncclDataType_t t = ncclFloat32;
+  const size_t count = 1025;
+  const int root = static_cast<int>(gSeed % n);
+  // reduce, out of place and in place
+  for (int inPlace = 0; inPlace < 2; ++inPlace) {
+    Buf send(count, t), recv(count, t);
+    for (size_t i = 0; i < count; ++i) put(inPlace && rank == root ? recv.p() : send.p(), i, t, input(rank, i, ncclSum));
+    NCCLOK(ncclReduce(inPlace && rank == root ? recv.p() : send.p(), recv.p(), count, t, ncclMax, root, comm, nullptr));
+    if (rank == root)
+      for (size_t i = 0; i < count; ++i) {
+        double want = input(0, i, ncclSum);
+        for (int r = 1; r < n; ++r) want = std::max(want, input(r, i, ncclSum));
+        if (get(recv.p(), i, t) != want) { CHECK(false, "reduce inplace %d [%zu]", inPlace, i); break; }
+      }
+  }
+  // broadcast (out of place), broadcast in place, bcast
+  for (int form = 0; form < 3; ++form) {
+    Buf send(count, t), recv(count, t);
+    for (size_t i = 0; i < count; ++i) put(form == 0 ? send.p() : recv.p(), i, t, rank == root ? input(root, i, ncclSum) : -1);
+    if (form == 0) NCCLOK(ncclBroadcast(send.p(), recv.p(), count, t, root, comm, nullptr));
+    if (form == 1) NCCLOK(ncclBroadcast(recv.p(), recv.p(), count, t, root, comm, nullptr));
+    if (form == 2) NCCLOK(ncclBcast(recv.p(), count, t, root, comm, nullptr));
+    for (size_t i = 0; i < count; ++i)
+      if (get(recv.p(), i, t) != input(root, i, ncclSum)) { CHECK(false, "broadcast form %d [%zu]", form, i); break; }
+  }
+  // gather and scatter, out of place and in place
+  for (int inPlace = 0; inPlace < 2; ++inPlace) {
+    Buf send(count, t), all(count * n, t);
+    const bool ip = inPlace && rank == root;
+    for (size_t i = 0; i < count; ++i) put(ip ? all.at(rank * count) : send.p(), i, t, input(rank, i, ncclSum));
+    NCCLOK(ncclGather(ip ? all.at(rank * count) : send.p(), all.p(), count, t, root, comm, nullptr));
+    if (rank == root)
+      for (int r = 0; r < n; ++r)
+        for (size_t i = 0; i < count; ++i)
+          if (get(all.p(), r * count + i, t) != input(r, i, ncclSum)) { CHECK(false, "gather ip %d r %d [%zu]", inPlace, r, i); r = n; break; }
+    Buf src(count * n, t), dst(count, t);
+    if (rank == root)
+      for (int r = 0; r < n; ++r)
+        for (size_t i = 0; i < count; ++i) put(src.p(), r * count + i, t, input(r, i, ncclProd));
+    NCCLOK(ncclScatter(src.p(), ip ? src.at(rank * count) : dst.p(), count, t, root, comm, nullptr));
+    const void* mine = ip ? src.at(rank * count) : dst.p();
+    for (size_t i = 0; i < count; ++i)
+      if (get(mine, i, t) != input(rank, i, ncclProd)) { CHECK(false, "scatter ip %d [%zu]", inPlace, i); break; }
+  }
+}
+
+void testGatherLike(ncclComm_t comm, int rank, int n) {
+  const ncclDataType_t t = ncclInt32;
+  const size_t count = 333;
+  for (int inPlace = 0; inPlace < 2; ++inPlace) {
+    Buf send(count, t), all(count * n, t);
+    void* s = inPlace ? all.at(rank * count) : send.p();
+    for (size_t i = 0; i < count; ++i) put(s, i, t, input(rank, i, ncclSum));
+    NCCLOK(ncclAllGather(s, all.p(), count, t, comm, nullptr));
+    for (int r = 0; r < n; ++r)
+      for (size_t i = 0; i < count; ++i)
+        if (get(all.p(), r * count + i, t) != input(r, i, ncclSum)) { CHECK(false, "allgather ip %d", inPlace); r = n; break; }
+    // reduce-scatter: NCCL's in-place form has recvbuff at this rank's block of sendbuff
+    Buf in(count * n, t), out(count, t);
+    for (size_t i = 0; i < count * n; ++i) put(in.p(), i, t, input(rank, i, ncclSum));
+    void* r = inPlace ? in.at(rank * count) : out.p();
+    NCCLOK(ncclReduceScatter(in.p(), r, count, t, ncclSum, comm, nullptr));
+    for (size_t i = 0; i < count; ++i)
+      if (get(r, i, t) != reduced(n, rank * count + i, ncclSum)) { CHECK(false, "reducescatter ip %d [%zu]", inPlace, i); break; }
+  }
+  Buf a2aIn(count * n, t), a2aOut(count * n, t);
+  for (int p = 0; p < n; ++p)
+    for (size_t i = 0; i < count; ++i) put(a2aIn.p(), p * count + i, t, input(rank, p * count + i, ncclSum));
+  NCCLOK(ncclAlltoAll(a2aIn.p(), a2aOut.p(), count, t, comm, nullptr));
+  for (int p = 0; p < n; ++p)
+    for (size_t i = 0; i < count; ++i)
+      if (get(a2aOut.p(), p * count + i, t) != input(p, rank * count + i, ncclSum)) { CHECK(false, "alltoall from %d", p); p = n; break; }
+}
+
+// Every rank sends to both neighbours before receiving: blocking sends
+// issued one by one would wait forever; inside a group they complete.
+void testGroupSendRecv(ncclComm_t comm, int rank, int n) {
+  const ncclDataType_t t = ncclFloat64;
+  const size_t count = 100000;  // larger than any eager threshold
+  const int next = (rank + 1) % n, prev = (rank + n - 1) % n;
+  Buf toNext(count, t), toPrev(count, t), fromPrev(count, t), fromNext(count, t);
+  for (size_t i = 0; i < count; ++i) {
+    put(toNext.p(), i, t, input(rank, i, ncclSum));
+    put(toPrev.p(), i, t, input(rank, i + 7, ncclSum));
+  }
+  NCCLOK(ncclGroupStart());
+  NCCLOK(ncclSend(toNext.p(), count, t, next, comm, nullptr));
+  NCCLOK(ncclSend(toPrev.p(), count, t, prev, comm, nullptr));
+  NCCLOK(ncclRecv(fromPrev.p(), count, t, prev, comm, nullptr));
+  NCCLOK(ncclRecv(fromNext.p(), count, t, next, comm, nullptr));
+  NCCLOK(ncclGroupEnd());
+  for (size_t i = 0; i < count; ++i) {
+    if (get(fromPrev.p(), i, t) != input(prev, i, ncclSum)) { CHECK(false, "recv from prev [%zu]", i); break; }
+    if (get(fromNext.p(), i, t) != input(next, i + 7, ncclSum)) { CHECK(false, "recv from next [%zu]", i); break; }
+  }
+}
+
+void testPreMulSum(ncclComm_t comm, int rank, int n) {
+  const size_t count = 999;
+  for (ncclDataType_t t : {ncclFloat32, ncclInt32, ncclBfloat16}) {
+    for (ncclScalarResidence_t res : {ncclScalarHostImmediate, ncclScalarDevice}) {
+      Buf scalar(1, t), send(count, t), recv(count, t);
+      put(scalar.p(), 0, t, rank + 1);  // ncclScalarDevice with a host pointer: gdrcoll reads it at call time
+      ncclRedOp_t op;
+      NCCLOK(ncclRedOpCreatePreMulSum(&op, scalar.p(), t, res, comm));
+      CHECK(op >= ncclNumOps, "PreMulSum op %d is a built-in value", op);
+      for (size_t i = 0; i < count; ++i) put(send.p(), i, t, input(rank, i, ncclSum));
+      NCCLOK(ncclAllReduce(send.p(), recv.p(), count, t, op, comm, nullptr));
+      for (size_t i = 0; i < count; ++i) {
+        double want = 0;
+        for (int r = 0; r < n; ++r) want += (r + 1) * input(r, i, ncclSum);
+        if (!close(get(recv.p(), i, t), want, t)) { CHECK(false, "premulsum %s res %d [%zu] = %g want %g", typeName(t), res, i, get(recv.p(), i, t), want); break; }
+      }
+      NCCLOK(ncclRedOpDestroy(op, comm));
+      CHECK(ncclAllReduce(send.p(), recv.p(), count, t, op, comm, nullptr) == ncclInvalidArgument,
+            "a destroyed op was accepted");
+    }
+  }
+}
+
+void testSplit(ncclComm_t comm, int rank, int n) {
+  const int color = (n > 2 && rank == n - 1) ? NCCL_SPLIT_NOCOLOR : rank % 2;
+  ncclComm_t sub = nullptr;
+  NCCLOK(ncclCommSplit(comm, color, -rank, &sub, nullptr));  // key -rank: reversed order
+  if (color == NCCL_SPLIT_NOCOLOR) {
+    CHECK(sub == nullptr, "NCCL_SPLIT_NOCOLOR gave a communicator");
+    return;
+  }
+  std::vector<int> members;
+  for (int r = n - 1; r >= 0; --r)
+    if (r % 2 == color && !(n > 2 && r == n - 1)) members.push_back(r);
+  int subRank = -1, subSize = -1;
+  NCCLOK(ncclCommUserRank(sub, &subRank));
+  NCCLOK(ncclCommCount(sub, &subSize));
+  CHECK(subSize == static_cast<int>(members.size()), "split size %d, want %zu", subSize, members.size());
+  CHECK(subRank >= 0 && subRank < subSize && members[subRank] == rank, "split rank %d", subRank);
+  int64_t mine = rank + 1, sum = -1;
+  NCCLOK(ncclAllReduce(&mine, &sum, 1, ncclInt64, ncclSum, sub, nullptr));
+  int64_t want = 0;
+  for (int r : members) want += r + 1;
+  CHECK(sum == want, "split allreduce %lld want %lld", (long long)sum, (long long)want);
+  NCCLOK(ncclCommDestroy(sub));
+}
+
+void testErrors(ncclComm_t comm, int rank, int n) {
+  float x[4] = {0};
+  // fp8 types: refused, with a message that says so; the communicator stays usable.
+  CHECK(ncclAllReduce(x, x, 4, static_cast<ncclDataType_t>(10), ncclSum, comm, nullptr) == ncclInvalidArgument,
+        "fp8 accepted");
+  CHECK(std::strstr(ncclGetLastError(comm), "fp8") != nullptr, "fp8 message: %s", ncclGetLastError(comm));
+  CHECK(ncclBcast(x, 4, ncclFloat32, n + 3, comm, nullptr) == ncclInvalidArgument, "bad root accepted");
+  CHECK(ncclAllReduce(x, x, 4, static_cast<ncclDataType_t>(99), ncclSum, comm, nullptr) == ncclInvalidArgument,
+        "bad type accepted");
+  // A function gdrcoll does not implement: ncclInvalidUsage, naming itself.
+  ncclComm_t shrunk = reinterpret_cast<ncclComm_t>(&x);
+  int exclude = 0;
+  ncclResult_t r = ncclCommShrink(comm, &exclude, 1, &shrunk, nullptr, NCCL_SHRINK_DEFAULT);
+  CHECK(r == ncclInvalidUsage, "ncclCommShrink returned %d", r);
+  CHECK(std::strstr(ncclGetLastError(comm), "ncclCommShrink") != nullptr, "shrink message: %s", ncclGetLastError(comm));
+  CHECK(shrunk == nullptr, "ncclCommShrink left newcomm set");
+  // Registration handles.
+  void* handle = nullptr;
+  NCCLOK(ncclCommRegister(comm, x, sizeof(x), &handle));
+  CHECK(handle != nullptr, "no registration handle");
+  NCCLOK(ncclCommDeregister(comm, handle));
+  // Still usable.
+  int one = 1, total = 0;
+  NCCLOK(ncclAllReduce(&one, &total, 1, ncclInt32, ncclSum, comm, nullptr));
+  CHECK(total == n, "allreduce after errors: %d", total);
+  (void)rank;
+}
+
+int runRank(int rank, int n, ncclUniqueId id) {
+  gRank = rank;
+  ncclComm_t comm = nullptr;
+  NCCLOK(ncclCommInitRank(&comm, n, id, rank));
+  int count = -1, me = -1, dev = -2;
+  NCCLOK(ncclCommCount(comm, &count));
+  NCCLOK(ncclCommUserRank(comm, &me));
+  NCCLOK(ncclCommCuDevice(comm, &dev));
+  CHECK(count == n && me == rank, "count %d rank %d", count, me);
+  testAllReduce(comm, rank, n);
+  testRooted(comm, rank, n);
+  testGatherLike(comm, rank, n);
+  testGroupSendRecv(comm, rank, n);
+  testPreMulSum(comm, rank, n);
+  testSplit(comm, rank, n);
+  testErrors(comm, rank, n);
+  ncclResult_t async = ncclInternalError;
+  NCCLOK(ncclCommGetAsyncError(comm, &async));
+  CHECK(async == ncclSuccess, "async error %d", async);
+  NCCLOK(ncclCommFinalize(comm));
+  NCCLOK(ncclCommDestroy(comm));
+  return gFailures ? 1 : 0;
+}
+
+// ---- one process, several ranks ----
+
+// ncclCommInitAll, then collectives on every communicator from this one
+// thread inside a group (NCCL's one-process multi-GPU pattern).
+void testInitAll(int ndev) {
+  std::vector<ncclComm_t> comms(ndev);
+  std::vector<int> devs(ndev);
+  for (int i = 0; i < ndev; ++i) devs[i] = i;
+  NCCLOK(ncclCommInitAll(comms.data(), ndev, devs.data()));
+  const size_t count = 5000;
+  std::vector<std::vector<int32_t>> bufs(ndev, std::vector<int32_t>(count));
+  for (int d = 0; d < ndev; ++d)
+    for (size_t i = 0; i < count; ++i) bufs[d][i] = static_cast<int32_t>(input(d, i, ncclSum));
+  NCCLOK(ncclGroupStart());
+  for (int d = 0; d < ndev; ++d)
+    NCCLOK(ncclAllReduce(bufs[d].data(), bufs[d].data(), count, ncclInt32, ncclSum, comms[d], nullptr));
+  NCCLOK(ncclGroupEnd());
+  for (int d = 0; d < ndev; ++d) {
+    int dev = -1, rank = -1;
+    NCCLOK(ncclCommCuDevice(comms[d], &dev));
+    NCCLOK(ncclCommUserRank(comms[d], &rank));
+    CHECK(dev == d && rank == d, "initall comm %d: device %d rank %d", d, dev, rank);
+    for (size_t i = 0; i < count; ++i)
+      if (bufs[d][i] != reduced(ndev, i, ncclSum)) { CHECK(false, "initall allreduce dev %d [%zu]", d, i); break; }
+  }
+  // A ring of sends and receives among the communicators, from this thread.
+  std::vector<std::vector<int32_t>> got(ndev, std::vector<int32_t>(count, -1));
+  NCCLOK(ncclGroupStart());
+  for (int d = 0; d < ndev; ++d) {
+    NCCLOK(ncclSend(bufs[d].data(), count, ncclInt32, (d + 1) % ndev, comms[d], nullptr));
+    NCCLOK(ncclRecv(got[d].data(), count, ncclInt32, (d + ndev - 1) % ndev, comms[d], nullptr));
+  }
+  NCCLOK(ncclGroupEnd());
+  for (int d = 0; d < ndev; ++d) CHECK(got[d] == bufs[(d + ndev - 1) % ndev], "initall ring at %d", d);
+  for (ncclComm_t c : comms) NCCLOK(ncclCommDestroy(c));
+}
+
+// Non-blocking init: ncclInProgress, then ncclCommGetAsyncError reports
+// progress until the communicator is ready.
+void testNonBlocking(int n) {
+  ncclUniqueId id;
+  NCCLOK(ncclGetUniqueId(&id));
+  std::vector<ncclComm_t> comms(n);
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  config.commName = "nonblocking-test";
+  for (int r = 0; r < n; ++r) {
+    ncclResult_t res = ncclCommInitRankConfig(&comms[r], n, id, r, &config);
+    CHECK(res == ncclInProgress || res == ncclSuccess, "non-blocking init returned %d", res);
+  }
+  for (int r = 0; r < n; ++r) {
+    ncclResult_t state = ncclInProgress;
+    for (int spin = 0; state == ncclInProgress && spin < 60000; ++spin) {
+      NCCLOK(ncclCommGetAsyncError(comms[r], &state));
+      if (state == ncclInProgress) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    CHECK(state == ncclSuccess, "non-blocking init of rank %d ended in %d", r, state);
+  }
+  std::vector<std::thread> ts;
+  std::vector<int64_t> out(n, 0);
+  for (int r = 0; r < n; ++r)
+    ts.emplace_back([&, r] {
+      int64_t v = 10 + r;
+      ncclAllReduce(&v, &out[r], 1, ncclInt64, ncclSum, comms[r], nullptr);
+    });
+  for (auto& t : ts) t.join();
+  for (int r = 0; r < n; ++r) CHECK(out[r] == 10 * n + n * (n - 1) / 2, "non-blocking comm allreduce %lld", (long long)out[r]);
+  for (ncclComm_t c : comms) NCCLOK(ncclCommDestroy(c));
+}
+
+void testProcessLocal() {
+  int version = 0;
+  NCCLOK(ncclGetVersion(&version));
+  CHECK(version == NCCL_VERSION(2, 28, 9) || version >= NCCL_VERSION(2, 28, 0), "version %d", version);
+  CHECK(NCCL_VERSION(2, 28, 9) == 22809 && NCCL_VERSION(2, 8, 4) == 2804, "NCCL_VERSION encoding");
+  CHECK(std::strcmp(ncclGetErrorString(ncclSuccess), "no error") == 0, "ncclGetErrorString(ncclSuccess)");
+  ncclSimInfo_t sim = NCCL_SIM_INFO_INITIALIZER;
+  CHECK(ncclGroupStart() == ncclSuccess, "group start");
+  CHECK(ncclGroupSimulateEnd(&sim) == ncclInvalidUsage, "ncclGroupSimulateEnd is unimplemented");
+  CHECK(std::strstr(ncclGetLastError(nullptr), "ncclGroupSimulateEnd") != nullptr, "message: %s", ncclGetLastError(nullptr));
+  CHECK(ncclGroupEnd() == ncclSuccess, "group end after the refused simulation");
+  CHECK(ncclCommInitRank(nullptr, 2, ncclUniqueId{}, 0) == ncclInvalidArgument, "NULL comm pointer accepted");
+  void* mem = nullptr;
+  NCCLOK(ncclMemAlloc(&mem, 1 << 20));
+  CHECK(mem != nullptr, "ncclMemAlloc gave NULL");
+  NCCLOK(ncclMemFree(mem));
+  testInitAll(3);
+  testNonBlocking(3);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int n = argc > 1 ? std::atoi(argv[1]) : 2;
+  if (argc > 2) {
+    Dl_info info{};
+    dladdr(reinterpret_cast<void*>(&ncclGetVersion), &info);
+    const char* path = info.dli_fname ? info.dli_fname : "?";
+    std::printf("libnccl in use: %s\n", path);
+    if (!std::strstr(path, argv[2])) {
+      std::fprintf(stderr, "FAIL: expected a libnccl under '%s', got %s\n", argv[2], path);
+      return 1;
+    }
+  }
+  gSeed = std::random_device{}();
+  gSeed = (gSeed << 32) ^ std::random_device{}();
+  std::printf("seed %llu, %d ranks\n", (unsigned long long)gSeed, n);
+  std::fflush(stdout);
+  // Fork before any library thread exists; rank 0 makes the id.
+  std::vector<int> fds(2 * n);
+  for (int r = 1; r < n; ++r)
+    if (pipe(&fds[2 * r]) != 0) return 3;
+  std::vector<pid_t> kids;
+  for (int r = 0; r < n; ++r) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      ncclUniqueId id;
+      if (r == 0) {
+        NCCLOK(ncclGetUniqueId(&id));
+        for (int p = 1; p < n; ++p)
+          if (write(fds[2 * p + 1], &id, sizeof(id)) != sizeof(id)) _exit(3);
+      } else if (read(fds[2 * r], &id, sizeof(id)) != sizeof(id)) {
+        _exit(3);
+      }
+      int rc = runRank(r, n, id);
+      if (r == 0 && rc == 0) {
+        testProcessLocal();
+        rc = gFailures ? 1 : 0;
+      }
+      std::fflush(stdout);
+      _exit(rc);
+    }
+    kids.push_back(pid);
+  }
+  int failed = 0;
+  for (pid_t k : kids) {
+    int st = 0;
+    waitpid(k, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) ++failed;
+  }
+  std::printf("%s: %d of %d ranks failed\n", failed ? "FAIL" : "PASS", failed, n);
+  return failed ? 1 : 0;
+}
