@@ -22,6 +22,7 @@ const char* kUsage =
     "  --check            validate every size's result against a host reference\n"
     "  --compare mpi      also time the system MPI on the same buffers; print the ratio\n"
     "  --compare nccl     (with --mem cuda) also time the system NCCL on the same buffers and stream\n"
+    "  --graph            (with --mem cuda) capture the timed iterations in a CUDA graph, time its replay\n"
     "  --csv FILE         also write the table as CSV (rank 0)\n"
     "Sizes follow nccl-tests: the total buffer in bytes (allgather: the output; reducescatter and\n"
     "alltoall: the input). busbw uses nccl-tests' factors.\n";
@@ -93,6 +94,7 @@ Options parse(int argc, char** argv, int rank) {
     else if (!std::strcmp(a, "--iters")) o.iters = parseInt(value(), rank), itersSet = true;
     else if (!std::strcmp(a, "--warmup")) o.warmup = parseInt(value(), rank), warmupSet = true;
     else if (!std::strcmp(a, "--check")) o.check = true;
+    else if (!std::strcmp(a, "--graph")) o.graph = true;
     else if (!std::strcmp(a, "--csv")) o.csv = value();
     else if (!std::strcmp(a, "--root")) o.root = parseInt(value(), rank);
     else if (!std::strcmp(a, "--mem")) {

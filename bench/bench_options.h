@@ -23,6 +23,7 @@ struct Options {
   bool check = false;
   bool compareMpi = false;
   bool compareNccl = false;  // --compare nccl (issue 4)
+  bool graph = false;        // --graph: with --mem cuda, time replays of a captured CUDA graph (issue 4)
   std::string csv;
   gdrDataType_t type = gdrFloat32;
   gdrRedOp_t op = gdrSum;

@@ -69,17 +69,33 @@ double cpuSeconds() {
 // Device timing: events around `iters` calls on the stream, after a barrier
 // so ranks start together. *cpu gets this rank's CPU seconds over the loop
 // (the process syncs with blocking waits, so spinning is not counted).
+// With `graph`, the iterations are captured once into a CUDA graph and the
+// timed region is one replay (what nccl-tests -G does): no launch overhead.
 template <typename Fn>
-Timing timeStream(Fn&& fn, int iters, int warmup, MPI_Comm world, cudaStream_t s, double* cpu) {
+Timing timeStream(Fn&& fn, int iters, int warmup, MPI_Comm world, cudaStream_t s, double* cpu, bool graph) {
   for (int i = 0; i < warmup; ++i) fn();
   cudaCheck(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+  cudaGraphExec_t exec = nullptr;
+  if (graph) {
+    cudaGraph_t g;
+    cudaCheck(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    for (int i = 0; i < iters; ++i) fn();
+    cudaCheck(cudaStreamEndCapture(s, &g), "cudaStreamEndCapture");
+    cudaCheck(cudaGraphInstantiate(&exec, g, 0), "cudaGraphInstantiate");
+    cudaCheck(cudaGraphDestroy(g), "cudaGraphDestroy");
+    cudaCheck(cudaGraphLaunch(exec, s), "cudaGraphLaunch");  // warm-up replay
+    cudaCheck(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+  }
   cudaEvent_t e0, e1;
   cudaCheck(cudaEventCreate(&e0), "cudaEventCreate");
   cudaCheck(cudaEventCreate(&e1), "cudaEventCreate");
   MPI_Barrier(world);
   const double c0 = cpuSeconds();
   cudaCheck(cudaEventRecord(e0, s), "cudaEventRecord");
-  for (int i = 0; i < iters; ++i) fn();
+  if (exec)
+    cudaCheck(cudaGraphLaunch(exec, s), "cudaGraphLaunch");
+  else
+    for (int i = 0; i < iters; ++i) fn();
   cudaCheck(cudaEventRecord(e1, s), "cudaEventRecord");
   cudaCheck(cudaEventSynchronize(e1), "cudaEventSynchronize");
   *cpu = cpuSeconds() - c0;
@@ -87,6 +103,7 @@ Timing timeStream(Fn&& fn, int iters, int warmup, MPI_Comm world, cudaStream_t s
   cudaCheck(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
+  if (exec) cudaGraphExecDestroy(exec);
   Timing t = overRanks(ms * 1e3 / (iters ? iters : 1), world);
   int n = 1;
   MPI_Comm_size(world, &n);
@@ -174,8 +191,9 @@ int main(int argc, char** argv) {
     else if (o.compareMpi && !compare)
       std::printf("# note: the system MPI has no %s/%s; --compare mpi skipped\n", typeName(o.type),
                   o.op == gdrAvg ? "avg" : "this type");
-    std::printf("# gdr-bench %s  ranks %d  mem %s  type %s  op %d  root %d\n", o.collName.c_str(), n,
-                o.cuda ? "cuda" : "host", typeName(o.type), static_cast<int>(o.op), o.root);
+    std::printf("# gdr-bench %s  ranks %d  mem %s  type %s  op %d  root %d%s\n", o.collName.c_str(), n,
+                o.cuda ? "cuda" : "host", typeName(o.type), static_cast<int>(o.op), o.root,
+                o.cuda && o.graph ? "  (CUDA graph replay)" : "");
     std::printf("# %10s %10s %10s %10s %10s %11s %11s %6s", "size(B)", "count", "avg(us)", "min(us)", "max(us)",
                 "algbw(GB/s)", "busbw(GB/s)", "check");
     if (compare || compareNccl)
@@ -221,6 +239,7 @@ int main(int argc, char** argv) {
         if (o.coll != Coll::Bcast) poisonOutputs(p, b);
         cudaCheck(cudaMemcpy(dsend.p, sendBuf.data(), sendBuf.size(), cudaMemcpyHostToDevice), "cudaMemcpy");
         cudaCheck(cudaMemcpy(drecv.p, recvBuf.data(), recvBuf.size(), cudaMemcpyHostToDevice), "cudaMemcpy");
+        cudaCheck(cudaDeviceSynchronize(), "cudaDeviceSynchronize");  // the stream is non-blocking
         if ((r = runGdr(o, p, db, comm, rank)) != gdrSuccess) die(rank, o.collName.c_str(), r, comm);
         cudaCheck(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
         cudaCheck(cudaMemcpy(recvBuf.data(), drecv.p, recvBuf.size(), cudaMemcpyDeviceToHost), "cudaMemcpy");
@@ -231,10 +250,10 @@ int main(int argc, char** argv) {
       }
       g = timeStream([&] {
         if ((r = runGdr(o, p, db, comm, rank)) != gdrSuccess) die(rank, o.collName.c_str(), r, comm);
-      }, iters, warmup, MPI_COMM_WORLD, stream, &cpu);
+      }, iters, warmup, MPI_COMM_WORLD, stream, &cpu, o.graph);
 #if GDR_BENCH_NCCL
       double ncpu = 0;
-      if (compareNccl) m = timeStream([&] { runNccl(o, p, db, nccl, rank); }, iters, warmup, MPI_COMM_WORLD, stream, &ncpu);
+      if (compareNccl) m = timeStream([&] { runNccl(o, p, db, nccl, rank); }, iters, warmup, MPI_COMM_WORLD, stream, &ncpu, o.graph);
 #endif
       cpu = p.bytes ? cpu / (static_cast<double>(p.bytes) * iters / 1e9) : 0;
     } else

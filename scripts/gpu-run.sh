@@ -25,7 +25,7 @@ if [ $rc -ne 0 ]; then tail -40 "$O/build.log"; exit $rc; fi
 
 status=0
 if [ "$what" = tests ] || [ "$what" = all ]; then
-  for np in 1 $NP; do
+  for np in ${TEST_NPS:-1 $NP}; do
     t0=$(date +%s)
     GDR_TIMEOUT_MS=60000 timeout 400 $MPI $np "$B/bin/gdr-gpu-test" $quick >"$O/gpu-test-np$np.log" 2>&1
     r=$?
@@ -47,16 +47,43 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
     cat "$B/bench-$name.txt" >>"$O/bench.log"
   }
   C="--mem cuda --check --compare nccl"
-  bench allreduce GDR_X=1 -- allreduce $C --min 8 --max 512M
-  bench sendrecv GDR_X=1 -- sendrecv $C --min 8 --max 64M
-  bench allgather GDR_X=1 -- allgather $C --min 1K --max 512M
-  bench alltoall GDR_X=1 -- alltoall $C --min 1K --max 512M
-  bench reduce_scatter GDR_X=1 -- reducescatter $C --min 1K --max 512M
-  bench broadcast GDR_X=1 -- bcast $C --min 8 --max 512M
-  bench allreduce-bf16 GDR_X=1 -- allreduce $C --type bfloat16 --min 8 --max 512M
+  if [ "${BENCH_SET:-full}" = full ]; then
+    bench allreduce GDR_X=1 -- allreduce $C --min 8 --max 512M
+    bench allreduce-graph GDR_X=1 -- allreduce $C --graph --min 8 --max 4M
+    bench allgather GDR_X=1 -- allgather $C --min 1K --max 512M
+    bench alltoall GDR_X=1 -- alltoall $C --min 1K --max 512M
+    bench reduce_scatter GDR_X=1 -- reducescatter $C --min 1K --max 512M
+    bench broadcast GDR_X=1 -- bcast $C --min 8 --max 512M
+    bench sendrecv GDR_X=1 -- sendrecv $C --min 8 --max 64M
+    bench allreduce-staged GDR_TRANSPORT=socket -- allreduce $C --min 8 --max 64M
+  fi
+  if [ "${BENCH_SET:-full}" = allreduce ]; then
+    bench allreduce GDR_X=1 -- allreduce $C --min 8 --max 512M
+    bench allreduce-bf16 GDR_X=1 -- allreduce $C --type bfloat16 --min 1M --max 512M
+  fi
+  if [ "${BENCH_SET:-full}" = full ]; then
+  # Variants of the all-reduce kernel (grid size, algorithm, staging chunk).
+  bench allreduce-b256 GDR_CUDA_IPC_BLOCKS=256 -- allreduce $C --min 1M --max 512M
   bench allreduce-twoshot GDR_CUDA_IPC_ALGO=twoshot -- allreduce $C --min 1M --max 512M
-  bench allreduce-b128 GDR_CUDA_IPC_BLOCKS=128 -- allreduce $C --min 1M --max 512M
-  bench allreduce-staged GDR_TRANSPORT=socket -- allreduce $C --min 8 --max 64M
+  bench allreduce-twoshot-b256 GDR_CUDA_IPC_ALGO=twoshot GDR_CUDA_IPC_BLOCKS=256 -- allreduce $C --min 1M --max 512M
+  bench allreduce-c512k GDR_CUDA_IPC_CHUNK_BYTES=524288 -- allreduce $C --min 1M --max 512M
+  bench allreduce-b256-c512k GDR_CUDA_IPC_BLOCKS=256 GDR_CUDA_IPC_CHUNK_BYTES=524288 -- allreduce $C --min 1M --max 512M
+  fi
   grep -hE "^#|^  " "$B"/bench-allreduce.txt | cut -c1-150
+fi
+if [ "$what" = sanitize ] || [ "${SANITIZE:-0}" = 1 ]; then
+  # compute-sanitizer on the kernels (short runs: the tools slow kernels down a lot).
+  for tool in memcheck racecheck; do
+    timeout 200 $MPI $NP compute-sanitizer --tool $tool --print-limit 20 "$B/bin/gdr-bench" allreduce --mem cuda \
+      --check --iters 2 --warmup 1 --min 8 --max 64M >"$B/san-$tool.txt" 2>&1
+    echo "compute-sanitizer $tool (allreduce 8 B..64 MiB) rc=$?"
+    grep -E "ERROR SUMMARY|========= [A-Z]" "$B/san-$tool.txt" | sort | uniq -c | head -8
+    cat "$B/san-$tool.txt" >>"$O/sanitize.log"
+    timeout 200 $MPI $NP compute-sanitizer --tool $tool --print-limit 20 "$B/bin/gdr-bench" alltoall --mem cuda \
+      --check --iters 2 --warmup 1 --min 1K --max 16M >"$B/san-$tool-a2a.txt" 2>&1
+    echo "compute-sanitizer $tool (alltoall 1 KiB..16 MiB) rc=$?"
+    grep -E "ERROR SUMMARY" "$B/san-$tool-a2a.txt" | sort | uniq -c
+    cat "$B/san-$tool-a2a.txt" >>"$O/sanitize.log"
+  done
 fi
 exit $status

@@ -39,10 +39,19 @@ namespace {
 
 using coll::CollKind;
 
+// All-reduce algorithm choice, read once per communicator (a getenv per
+// call shows in small-message latency).
+struct AlgoPolicy {
+  std::string algo = "auto";
+  size_t oneShotMax = 0;  // 0: by rank count (see allReduceMode)
+  int twoShotBlocks = 256;
+};
+
 struct DeviceState {
   bool tried = false;
   std::unique_ptr<ipc::IpcContext> ipc;
   std::string whyStaged;
+  AlgoPolicy policy;
 };
 
 std::mutex gStatesMu;
@@ -88,6 +97,13 @@ ipc::IpcContext* ipcFor(Communicator& comm, bool collective) {
           "the first device operation on a communicator must be a collective (it sets up CUDA IPC on every "
           "rank); call e.g. gdrBarrier on a stream first");
     st.tried = true;
+    st.policy.algo = param::getString("GDR_CUDA_IPC_ALGO");
+    if (st.policy.algo != "auto" && st.policy.algo != "oneshot" && st.policy.algo != "twoshot")
+      throw InvalidArgument("GDR_CUDA_IPC_ALGO=" + st.policy.algo + " is not one of auto, oneshot, twoshot");
+    st.policy.oneShotMax = static_cast<size_t>(param::getInt("GDR_CUDA_IPC_ONESHOT_BYTES"));
+    st.policy.twoShotBlocks = static_cast<int>(param::getInt("GDR_CUDA_IPC_TWOSHOT_BLOCKS"));
+    if (st.policy.twoShotBlocks < 1 || st.policy.twoShotBlocks > ipc::kMaxBlocks)
+      throw InvalidArgument(strprintf("GDR_CUDA_IPC_TWOSHOT_BLOCKS must be in [1, %d]", ipc::kMaxBlocks));
     st.ipc = ipc::IpcContext::create(comm, &st.whyStaged);
     if (!st.ipc)
       GDR_WARN(kColl, "device buffers use the staged path (stream sync + host copies + host transport): %s",
@@ -112,19 +128,20 @@ void onDevice(int device, F&& f) {
   if (cur != device) checkCuda(cudaSetDevice(cur), "cudaSetDevice");
 }
 
-ipc::ReduceMode allReduceMode(const ipc::IpcView& v, size_t bytes) {
-  const std::string algo = param::getString("GDR_CUDA_IPC_ALGO");
-  if (algo == "oneshot") return ipc::ReduceMode::OneShot;
-  if (algo == "twoshot") return ipc::ReduceMode::TwoShot;
-  if (algo != "auto") throw InvalidArgument("GDR_CUDA_IPC_ALGO=" + algo + " is not one of auto, oneshot, twoshot");
-  // Two ranks: both move the whole message over the link once, and one-shot
-  // has a single barrier. More ranks: two-shot moves 2(n-1)/n instead of n-1.
-  if (v.nranks <= 2) return ipc::ReduceMode::OneShot;
-  return bytes <= static_cast<size_t>(param::getInt("GDR_CUDA_IPC_ONESHOT_BYTES")) ? ipc::ReduceMode::OneShot
-                                                                                    : ipc::ReduceMode::TwoShot;
+// Measured on 2 x H200 (NV18), bench/results/h200x2.md: one-shot with up to
+// 128 blocks is fastest below 16 MiB (one barrier; for two ranks both
+// algorithms move the whole message over the link once); from 16 MiB
+// two-shot with 256 blocks (two per SM, so one block's barrier wait overlaps
+// another's copies) wins, as it halves each GPU's reduction and local
+// traffic. With more ranks two-shot also moves less: 2(n-1)/n against n-1.
+ipc::ReduceMode allReduceMode(const AlgoPolicy& pol, const ipc::IpcView& v, size_t bytes) {
+  if (pol.algo == "oneshot") return ipc::ReduceMode::OneShot;
+  if (pol.algo == "twoshot") return ipc::ReduceMode::TwoShot;
+  const size_t oneShotMax = pol.oneShotMax ? pol.oneShotMax : v.nranks <= 2 ? (16u << 20) - 1 : 256u << 10;
+  return bytes <= oneShotMax ? ipc::ReduceMode::OneShot : ipc::ReduceMode::TwoShot;
 }
 
-void runIpc(Communicator& comm, ipc::IpcContext& ctx, const CollCall& call, cudaStream_t s) {
+void runIpc(Communicator& comm, ipc::IpcContext& ctx, const AlgoPolicy& pol, const CollCall& call, cudaStream_t s) {
   const ipc::IpcView& v = ctx.view();
   const int n = comm.size(), me = comm.rank();
   const size_t eb = coll::typeSize(call.type);
@@ -142,19 +159,22 @@ void runIpc(Communicator& comm, ipc::IpcContext& ctx, const CollCall& call, cuda
       r.output = call.recvbuf;
       r.input = call.inPlace ? call.recvbuf : call.sendbuf;
       if (call.kind == CollKind::AllReduce) {
-        r.mode = allReduceMode(v, call.count * eb);
+        r.mode = allReduceMode(pol, v, call.count * eb);
+        if (r.mode == ipc::ReduceMode::TwoShot) {
+          // Every rank picks the same grid (same size, same policy).
+          ipc::IpcView wide = v;
+          wide.maxBlocks = pol.twoShotBlocks;
+          checkCuda(ipc::launchReduce(wide, r, s), "launching the cuda_ipc kernel");
+          return;
+        }
       } else if (call.kind == CollKind::Reduce) {
         r.mode = ipc::ReduceMode::Reduce;
         if (me != call.root) r.output = nullptr;
       } else {
+        // In place the result lands at the start of the input. The kernel
+        // works unit by unit, and the output unit [lo, hi) is input block
+        // 0's [lo, hi), already pushed earlier in the same unit: safe as is.
         r.mode = ipc::ReduceMode::ReduceScatter;
-        if (call.inPlace && n > 1 && call.count > 0) {
-          // The result lands at the start of the input: block `me` of the
-          // input must not be overwritten before peers have been sent
-          // theirs. The kernel reads and writes unit by unit, and the unit
-          // written at [lo, hi) of the output is input block 0's [lo, hi),
-          // already pushed in the same unit, so in-place is safe as is.
-        }
       }
       rc = ipc::launchReduce(v, r, s);
       break;
@@ -365,7 +385,8 @@ void runDeviceCollective(Communicator& comm, const CollCall& call, gdrStream_t s
   auto s = reinterpret_cast<cudaStream_t>(stream);
   ipc::IpcContext* ctx = ipcFor(comm, true);
   if (ctx) {
-    onDevice(ctx->device(), [&] { runIpc(comm, *ctx, call, s); });
+    const AlgoPolicy& pol = stateOf(comm).policy;
+    onDevice(ctx->device(), [&] { runIpc(comm, *ctx, pol, call, s); });
     return;
   }
   runStaged(comm, call, s);

@@ -87,8 +87,10 @@ const std::vector<Info> kParams = {
     {"GDR_CUDA_IPC_ALGO", Type::String, "auto",
      "Device all-reduce algorithm: auto, oneshot (each GPU reduces every input) or twoshot "
      "(reduce-scatter + all-gather through peer memory)."},
-    {"GDR_CUDA_IPC_ONESHOT_BYTES", Type::Int, "262144",
-     "With more than two ranks, auto picks one-shot up to this many bytes, two-shot above."},
+    {"GDR_CUDA_IPC_ONESHOT_BYTES", Type::Int, "0",
+     "Auto picks one-shot all-reduce up to this many bytes, two-shot above (0: below 16 MiB with two "
+     "ranks, up to 256 KiB with more)."},
+    {"GDR_CUDA_IPC_TWOSHOT_BLOCKS", Type::Int, "256", "Most thread blocks of the two-shot all-reduce kernel (1-256)."},
     // security (issue 8): authenticated connections, encryption between hosts
     {"GDR_AUTH_KEY_FILE", Type::String, "",
      "Read the job's secret from this file (mode 600, at least 16 bytes; every rank needs it) instead of "

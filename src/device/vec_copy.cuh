@@ -43,7 +43,8 @@ __device__ __forceinline__ void copyBytes(char* dst, const char* src, size_t byt
 // dst[i] = op over s of srcs[s][i] for i in [0, count), sources combined in
 // index order (so every rank that reduces the same inputs gets the same
 // bits); avgDiv > 0 divides the result once. srcFromL2 bit s marks staging.
-template <typename T, typename Op>
+// MaxS bounds nsrc at compile time (fewer registers for two ranks).
+template <typename T, typename Op, int MaxS = kMaxSources>
 __device__ void reduceElems(T* dst, const T* const* srcs, int nsrc, size_t count, int avgDiv, int tid,
                             int nthreads, unsigned srcFromL2) {
   using Acc = typename AccOf<T>::type;
@@ -54,16 +55,16 @@ __device__ void reduceElems(T* dst, const T* const* srcs, int nsrc, size_t count
   if (vec) {
     const size_t nvec = count / V;
     for (size_t i = tid; i < nvec; i += nthreads) {
-      uint4 raw[kMaxSources];
+      uint4 raw[MaxS];
 #pragma unroll
-      for (int s = 0; s < kMaxSources; ++s)
+      for (int s = 0; s < MaxS; ++s)
         if (s < nsrc) raw[s] = loadVec(reinterpret_cast<const uint4*>(srcs[s]) + i, (srcFromL2 >> s) & 1);
       VecOf<T> acc0 = asVec<T>(raw[0]);
       Acc a[V];
 #pragma unroll
       for (int e = 0; e < V; ++e) a[e] = toAcc(acc0.e[e]);
 #pragma unroll
-      for (int s = 1; s < kMaxSources; ++s) {
+      for (int s = 1; s < MaxS; ++s) {
         if (s < nsrc) {
           VecOf<T> x = asVec<T>(raw[s]);
 #pragma unroll

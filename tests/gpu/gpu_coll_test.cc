@@ -140,9 +140,15 @@ struct DevBuf {
   size_t bytes = 0;
   explicit DevBuf(size_t b) : bytes(b) { CUDA_OK(cudaMalloc(&p, b ? b : 16)); }
   ~DevBuf() { cudaFree(p); }
-  void poison() { CUDA_OK(cudaMemset(p, 0xA5, bytes ? bytes : 16)); }
+  // The tests' stream does not synchronize with the legacy default stream
+  // these run on: wait for them, or the collective races its own inputs.
+  void poison() {
+    CUDA_OK(cudaMemset(p, 0xA5, bytes ? bytes : 16));
+    CUDA_OK(cudaDeviceSynchronize());
+  }
   void put(const std::vector<char>& h, size_t off = 0) {
     if (!h.empty()) CUDA_OK(cudaMemcpy(p + off, h.data(), h.size(), cudaMemcpyHostToDevice));
+    CUDA_OK(cudaDeviceSynchronize());
   }
   std::vector<char> get(size_t off, size_t n) const {
     std::vector<char> h(n);
@@ -410,6 +416,29 @@ void testMixedRefused(gdrComm_t comm, cudaStream_t s) {
   }
 }
 
+// Not a check: host cost per call of the pieces of a small device
+// collective, printed for bench/results (a small all-reduce is bound by it).
+void reportHostOverhead(gdrComm_t comm, cudaStream_t s) {
+  DevBuf a(64), b(64);
+  const int n = 2000;
+  auto perCall = [&](auto&& fn) {
+    CUDA_OK(cudaStreamSynchronize(s));
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    for (int i = 0; i < n; ++i) fn();
+    const double us = (MPI_Wtime() - t0) * 1e6 / n;
+    CUDA_OK(cudaStreamSynchronize(s));
+    return us;
+  };
+  cudaPointerAttributes attr;
+  const double ptr = perCall([&] { (void)cudaPointerGetAttributes(&attr, a.p); });
+  const double launch = perCall([&] { (void)testAddOne(reinterpret_cast<int32_t*>(a.p), 1, s); });
+  const double coll = perCall([&] { (void)gdrAllReduce(a.p, b.p, 2, gdrFloat32, gdrSum, comm, s); });
+  if (gRank == 0)
+    std::printf("host cost per call (us): cudaPointerGetAttributes %.2f, kernel launch %.2f, gdrAllReduce 8 B %.2f\n",
+                ptr, launch, coll);
+}
+
 #if GDR_TEST_NCCL
 void testVsNccl(gdrComm_t comm, cudaStream_t s) {
   ncclUniqueId id;
@@ -487,6 +516,7 @@ int main(int argc, char** argv) {
   section("cuda graph replay x100", [&] { testGraph(comm, s); });
   section("mixed host/device refused", [&] { testMixedRefused(comm, s); });
   if (!quick) section("allreduce >= 256 MiB", [&] { testLarge(comm, s); });
+  reportHostOverhead(comm, s);
 #if GDR_TEST_NCCL
   section("gdrcoll vs NCCL (integers, exact)", [&] { testVsNccl(comm, s); });
 #endif

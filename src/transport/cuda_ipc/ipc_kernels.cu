@@ -80,7 +80,7 @@ __device__ void barrier(const IpcView& v, unsigned mask, BlockEpochs& ep) {
   __syncthreads();
 }
 
-__global__ void __launch_bounds__(kThreads) exchangeKernel(IpcView v, Exchange x) {
+__global__ void __launch_bounds__(kThreads, 2) exchangeKernel(IpcView v, Exchange x) {
   __shared__ BlockEpochs ep;
   loadEpochs(v, ep);
   const int me = v.rank, b = blockIdx.x, nb = gridDim.x;
@@ -121,8 +121,10 @@ __global__ void __launch_bounds__(kThreads) exchangeKernel(IpcView v, Exchange x
   saveEpochs(v, ep);
 }
 
-template <typename T, typename Op>
-__global__ void __launch_bounds__(kThreads) reduceKernel(IpcView v, ReduceCall c, size_t unitElems, size_t segElems,
+// MaxS: the most ranks the instance handles (2 keeps registers low enough
+// for two blocks per SM, so one block's barrier wait overlaps another's copy).
+template <typename T, typename Op, int MaxS>
+__global__ void __launch_bounds__(kThreads, MaxS <= 2 ? 2 : 1) reduceKernel(IpcView v, ReduceCall c, size_t unitElems, size_t segElems,
                                                           size_t nunits, int avgDiv) {
   __shared__ BlockEpochs ep;
   loadEpochs(v, ep);
@@ -152,7 +154,7 @@ __global__ void __launch_bounds__(kThreads) reduceKernel(IpcView v, ReduceCall c
         barrier(v, peers, ep);
         for (int r = 0; r < n; ++r)
           srcs[r] = r == me ? in + lo : reinterpret_cast<const T*>(staging(v, me, ep.e[r], r, b));
-        dev::reduceElems<T, Op>(out + lo, srcs, n, len, avgDiv, tid, nt, peers);
+        dev::reduceElems<T, Op, MaxS>(out + lo, srcs, n, len, avgDiv, tid, nt, peers);
         break;
       }
       case ReduceMode::ReduceScatter: {
@@ -164,7 +166,7 @@ __global__ void __launch_bounds__(kThreads) reduceKernel(IpcView v, ReduceCall c
         barrier(v, peers, ep);
         for (int r = 0; r < n; ++r)
           srcs[r] = r == me ? in + me * c.count + lo : reinterpret_cast<const T*>(staging(v, me, ep.e[r], r, b));
-        dev::reduceElems<T, Op>(out + lo, srcs, n, len, avgDiv, tid, nt, peers);
+        dev::reduceElems<T, Op, MaxS>(out + lo, srcs, n, len, avgDiv, tid, nt, peers);
         break;
       }
       case ReduceMode::TwoShot: {
@@ -183,7 +185,7 @@ __global__ void __launch_bounds__(kThreads) reduceKernel(IpcView v, ReduceCall c
         if (myLen) {
           for (int r = 0; r < n; ++r)
             srcs[r] = r == me ? in + myLo : reinterpret_cast<const T*>(staging(v, me, ep.e[r], r, b));
-          dev::reduceElems<T, Op>(out + myLo, srcs, n, myLen, avgDiv, tid, nt, peers);
+          dev::reduceElems<T, Op, MaxS>(out + myLo, srcs, n, myLen, avgDiv, tid, nt, peers);
           __syncthreads();
           for (int p = 0; p < n; ++p)
             if (p != me)
@@ -246,7 +248,11 @@ cudaError_t launchReduce(const IpcView& v, const ReduceCall& c, cudaStream_t str
     const int avgDiv = c.op == gdrAvg ? v.nranks : 0;
     dev::dispatchOp(c.op, [&](auto o) {
       using Op = decltype(o);
-      reduceKernel<T, Op><<<gridFor(nunits, v), kThreads, 0, stream>>>(v, c, unitElems, segElems, nunits, avgDiv);
+      if (v.nranks <= 2)
+        reduceKernel<T, Op, 2><<<gridFor(nunits, v), kThreads, 0, stream>>>(v, c, unitElems, segElems, nunits, avgDiv);
+      else
+        reduceKernel<T, Op, dev::kMaxSources>
+            <<<gridFor(nunits, v), kThreads, 0, stream>>>(v, c, unitElems, segElems, nunits, avgDiv);
       rc = cudaGetLastError();
     });
   });

@@ -35,7 +35,7 @@
 namespace gdr::ipc {
 
 constexpr int kMaxLocalRanks = 8;
-constexpr int kMaxBlocks = 128;
+constexpr int kMaxBlocks = 256;
 constexpr size_t kFlagBytes = 65536;  // >= kMaxBlocks * kMaxLocalRanks * 8, keeps staging aligned
 
 // What a kernel needs to reach every rank's memory (by value: no host state).
