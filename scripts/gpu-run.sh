@@ -57,6 +57,12 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
     bench sendrecv GDR_X=1 -- sendrecv $C --min 8 --max 64M
     bench allreduce-staged GDR_TRANSPORT=socket -- allreduce $C --min 8 --max 64M
   fi
+  if [ "${BENCH_SET:-full}" = sweep ]; then  # staging chunk of the large all-reduce
+    bench allreduce GDR_X=1 -- allreduce $C --min 1M --max 512M
+    bench allreduce-c64k GDR_CUDA_IPC_CHUNK_BYTES=65536 -- allreduce $C --min 1M --max 512M
+    bench allreduce-c256k GDR_CUDA_IPC_CHUNK_BYTES=262144 -- allreduce $C --min 1M --max 512M
+    bench allreduce-c32k GDR_CUDA_IPC_CHUNK_BYTES=32768 -- allreduce $C --min 1M --max 512M
+  fi
   if [ "${BENCH_SET:-full}" = allreduce ]; then
     bench allreduce GDR_X=1 -- allreduce $C --min 8 --max 512M
     bench allreduce-bf16 GDR_X=1 -- allreduce $C --type bfloat16 --min 1M --max 512M
