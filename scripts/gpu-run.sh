@@ -63,6 +63,12 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
     bench allreduce-c256k GDR_CUDA_IPC_CHUNK_BYTES=262144 -- allreduce $C --min 1M --max 512M
     bench allreduce-c32k GDR_CUDA_IPC_CHUNK_BYTES=32768 -- allreduce $C --min 1M --max 512M
   fi
+  if [ "${BENCH_SET:-full}" = exchange ]; then  # grid of large all-gather / all-to-all / broadcast
+    for coll in allgather alltoall bcast; do
+      bench $coll GDR_CUDA_IPC_EXCHANGE_BLOCKS=128 -- $coll $C --min 1M --max 512M
+      bench $coll-b256 GDR_CUDA_IPC_EXCHANGE_BLOCKS=256 -- $coll $C --min 1M --max 512M
+    done
+  fi
   if [ "${BENCH_SET:-full}" = allreduce ]; then
     bench allreduce GDR_X=1 -- allreduce $C --min 8 --max 512M
     bench allreduce-bf16 GDR_X=1 -- allreduce $C --type bfloat16 --min 1M --max 512M

@@ -45,6 +45,7 @@ struct AlgoPolicy {
   std::string algo = "auto";
   size_t oneShotMax = 0;  // 0: by rank count (see allReduceMode)
   int twoShotBlocks = 256;
+  int wideExchangeBlocks = 256;  // all-gather and all-to-all with >= 64 MiB per peer
 };
 
 struct DeviceState {
@@ -104,6 +105,9 @@ ipc::IpcContext* ipcFor(Communicator& comm, bool collective) {
     st.policy.twoShotBlocks = static_cast<int>(param::getInt("GDR_CUDA_IPC_TWOSHOT_BLOCKS"));
     if (st.policy.twoShotBlocks < 1 || st.policy.twoShotBlocks > ipc::kMaxBlocks)
       throw InvalidArgument(strprintf("GDR_CUDA_IPC_TWOSHOT_BLOCKS must be in [1, %d]", ipc::kMaxBlocks));
+    st.policy.wideExchangeBlocks = static_cast<int>(param::getInt("GDR_CUDA_IPC_EXCHANGE_BLOCKS"));
+    if (st.policy.wideExchangeBlocks < 1 || st.policy.wideExchangeBlocks > ipc::kMaxBlocks)
+      throw InvalidArgument(strprintf("GDR_CUDA_IPC_EXCHANGE_BLOCKS must be in [1, %d]", ipc::kMaxBlocks));
     st.ipc = ipc::IpcContext::create(comm, &st.whyStaged);
     if (!st.ipc)
       GDR_WARN(kColl, "device buffers use the staged path (stream sync + host copies + host transport): %s",
@@ -139,6 +143,19 @@ ipc::ReduceMode allReduceMode(const AlgoPolicy& pol, const ipc::IpcView& v, size
   if (pol.algo == "twoshot") return ipc::ReduceMode::TwoShot;
   const size_t oneShotMax = pol.oneShotMax ? pol.oneShotMax : v.nranks <= 2 ? (16u << 20) - 1 : 256u << 10;
   return bytes <= oneShotMax ? ipc::ReduceMode::OneShot : ipc::ReduceMode::TwoShot;
+}
+
+// Exchanges whose per-peer size every rank knows alike (all-gather,
+// all-to-all) take a wider grid for very large messages: on 2 x H200, 256
+// blocks beat 128 by 3-5% from 64 MiB per peer and lose below 32 MiB
+// (bench/results/h200x2.md, run 5; broadcast showed no difference). Pairs
+// must agree on the grid, so all-to-all-v and send/recv keep the default.
+cudaError_t launchUniformExchange(const AlgoPolicy& pol, const ipc::IpcView& v, const ipc::Exchange& x,
+                                  size_t perPeerBytes, cudaStream_t s) {
+  if (perPeerBytes < (64u << 20)) return ipc::launchExchange(v, x, s);
+  ipc::IpcView wide = v;
+  wide.maxBlocks = pol.wideExchangeBlocks;
+  return ipc::launchExchange(wide, x, s);
 }
 
 void runIpc(Communicator& comm, ipc::IpcContext& ctx, const AlgoPolicy& pol, const CollCall& call, cudaStream_t s) {
@@ -206,7 +223,7 @@ void runIpc(Communicator& comm, ipc::IpcContext& ctx, const AlgoPolicy& pol, con
         x.sendBytes[p] = p == me && call.inPlace ? 0 : bytes;
         x.recvBytes[p] = p == me ? 0 : bytes;
       }
-      rc = ipc::launchExchange(v, x, s);
+      rc = launchUniformExchange(pol, v, x, bytes, s);
       break;
     }
     case CollKind::AllToAll:
@@ -227,7 +244,7 @@ void runIpc(Communicator& comm, ipc::IpcContext& ctx, const AlgoPolicy& pol, con
         if (p == me && sc != rcnt)
           throw InvalidArgument(strprintf("rank %d sends %zu elements to itself but receives %zu", me, sc, rcnt));
       }
-      rc = ipc::launchExchange(v, x, s);
+      rc = vee ? ipc::launchExchange(v, x, s) : launchUniformExchange(pol, v, x, call.count * eb, s);
       break;
     }
     case CollKind::Barrier:

@@ -91,6 +91,8 @@ const std::vector<Info> kParams = {
      "Auto picks one-shot all-reduce up to this many bytes, two-shot above (0: below 16 MiB with two "
      "ranks, up to 256 KiB with more)."},
     {"GDR_CUDA_IPC_TWOSHOT_BLOCKS", Type::Int, "256", "Most thread blocks of the two-shot all-reduce kernel (1-256)."},
+    {"GDR_CUDA_IPC_EXCHANGE_BLOCKS", Type::Int, "256",
+     "Most thread blocks of all-gather and all-to-all with at least 64 MiB per peer (1-256)."},
     // security (issue 8): authenticated connections, encryption between hosts
     {"GDR_AUTH_KEY_FILE", Type::String, "",
      "Read the job's secret from this file (mode 600, at least 16 bytes; every rank needs it) instead of "
