@@ -75,7 +75,8 @@ const std::vector<Info> kParams = {
      "and reallocates a buffer at the same address)."},
     {"GDR_NET_GDR", Type::Int, "-1",
      "GPU memory over the network: -1 auto (dma-buf, else nvidia-peermem, else staged), 0 always staged, "
-     "1 GPUDirect wherever the hardware allows."},
+     "1 GPUDirect wherever the hardware allows. Today only the decision is made and logged: "
+     "GPU buffers between hosts are always staged through host memory."},
     // device (issue 4): device buffers, the cuda_ipc transport
     {"GDR_CUDA_IPC", Type::Bool, "1",
      "Run collectives on device buffers as fused kernels over CUDA IPC when every rank is on one host "
