@@ -11,6 +11,7 @@ Schedule ringAllReduce(const CollArgs& a);               // allreduce_ring.cc
 Schedule recursiveDoublingAllReduce(const CollArgs& a);  // allreduce_rd.cc
 Schedule doubleTreeAllReduce(const CollArgs& a);         // allreduce_tree.cc
 Schedule rabenseifnerAllReduce(const CollArgs& a);       // allreduce_rhd.cc
+Schedule directAllReduce(const CollArgs& a);             // allreduce_direct.cc
 Schedule ringAllGather(const CollArgs& a);               // allgather.cc
 Schedule recursiveDoublingAllGather(const CollArgs& a);
 Schedule ringReduceScatter(const CollArgs& a);  // reducescatter.cc

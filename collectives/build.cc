@@ -27,6 +27,7 @@ const Entry kTable[] = {
     {Algo::RecursiveDoubling, CollKind::AllGather, detail::recursiveDoublingAllGather},
     {Algo::DoubleBinaryTree, CollKind::AllReduce, detail::doubleTreeAllReduce},
     {Algo::RecHalvingDoubling, CollKind::AllReduce, detail::rabenseifnerAllReduce},
+    {Algo::Direct, CollKind::AllReduce, detail::directAllReduce},
     {Algo::RecHalvingDoubling, CollKind::ReduceScatter, detail::recursiveHalvingReduceScatter},
     {Algo::Binomial, CollKind::Broadcast, detail::binomialBroadcast},
     {Algo::Binomial, CollKind::Reduce, detail::binomialReduce},
@@ -61,6 +62,7 @@ const AlgoName kAlgoNames[] = {
     {"binomial", Algo::Binomial},
     {"chain", Algo::Chain},
     {"pairwise", Algo::Pairwise},
+    {"direct", Algo::Direct},
     {"dissemination", Algo::Dissemination},
 };
 

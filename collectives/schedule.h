@@ -102,6 +102,7 @@ enum class Algo : uint8_t {
   Binomial,           // broadcast, reduce
   Chain,              // pipelined chain broadcast, reduce
   Pairwise,           // alltoall, alltoallv
+  Direct,             // allreduce, small with few ranks: everyone sends to everyone
   Dissemination,      // barrier
 };
 const char* algoName(Algo a);

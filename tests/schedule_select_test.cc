@@ -106,7 +106,11 @@ TEST(ScheduleBuild, RejectsBadArguments) {
 
 TEST(ScheduleSelect, DefaultsBySizeAndRanks) {
   AlgoEnv env("");
-  EXPECT_EQ(select(args(CollKind::AllReduce, 8, 16), 4), Algo::RecursiveDoubling);
+  EXPECT_EQ(select(args(CollKind::AllReduce, 8, 16), 4), Algo::Direct);
+  EXPECT_EQ(select(args(CollKind::AllReduce, 4, 256), 4), Algo::Direct);
+  EXPECT_EQ(select(args(CollKind::AllReduce, 4, 512), 4), Algo::RecursiveDoubling);
+  EXPECT_EQ(select(args(CollKind::AllReduce, 2, 16), 4), Algo::RecursiveDoubling);
+  EXPECT_EQ(select(args(CollKind::AllReduce, 16, 16), 4), Algo::RecursiveDoubling);
   EXPECT_EQ(select(args(CollKind::AllReduce, 8, 64 << 10), 4), Algo::RecHalvingDoubling);
   EXPECT_EQ(select(args(CollKind::AllReduce, 6, 64 << 10), 4), Algo::Ring);
   EXPECT_EQ(select(args(CollKind::AllReduce, 8, 16 << 20), 4), Algo::Ring);
@@ -145,7 +149,7 @@ TEST(ScheduleSelect, GdrAlgoForcesPerCollective) {
 TEST(ScheduleSelect, UnsupportedForcedAlgorithmFallsBack) {
   AlgoEnv env("bcast=ring,allreduce=pairwise,alltoall=dbtree");
   EXPECT_EQ(select(args(CollKind::Broadcast, 8, 4), 4), Algo::Binomial);
-  EXPECT_EQ(select(args(CollKind::AllReduce, 8, 4), 4), Algo::RecursiveDoubling);
+  EXPECT_EQ(select(args(CollKind::AllReduce, 8, 4), 4), Algo::Direct);
   EXPECT_EQ(select(args(CollKind::AllToAll, 8, 4), 4), Algo::Pairwise);
 }
 

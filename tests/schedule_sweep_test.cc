@@ -23,6 +23,7 @@ TEST(ScheduleAllReduce, DoubleBinaryTree) {
 TEST(ScheduleAllReduce, Rabenseifner) {
   expectSweepPasses(Algo::RecHalvingDoubling, CollKind::AllReduce);
 }
+TEST(ScheduleAllReduce, Direct) { expectSweepPasses(Algo::Direct, CollKind::AllReduce); }
 TEST(ScheduleAllGather, Ring) { expectSweepPasses(Algo::Ring, CollKind::AllGather); }
 TEST(ScheduleAllGather, RecursiveDoubling) {
   expectSweepPasses(Algo::RecursiveDoubling, CollKind::AllGather);
