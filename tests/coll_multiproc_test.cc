@@ -76,6 +76,17 @@ TEST_P(CollMultiproc, EveryCollectiveTypeOpSizeInPlace) {
   EXPECT_TRUE(gdrtest::allOk(exits, &why)) << why << " (seed " << seed << ")";
 }
 
+// GDR_CHUNK_BYTES cuts every schedule's messages into tiny chunks: the
+// pipelined forms of every algorithm run end to end.
+TEST(CollChunked, TinyChunksStayCorrect) {
+  unsigned seed = freshSeed();
+  auto exits = gdrtest::runRanks(
+      3, [&](int rank, int nr, gdrComm_t comm) { return everyCollective(rank, nr, comm, seed); },
+      {{"GDR_CHUNK_BYTES", "24"}, {"GDR_TIMEOUT_MS", "60000"}}, 500);
+  std::string why;
+  EXPECT_TRUE(gdrtest::allOk(exits, &why)) << why << " (seed " << seed << ")";
+}
+
 // Ranks 0, 2, 4 on one "host" and 1, 3, 5 on another (GDR_HOST_ID): shm
 // inside each, TCP between them, and the topology's ring order (hosts
 // together: 0 2 4 1 3 5) instead of rank order for all-reduce, broadcast,

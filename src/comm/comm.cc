@@ -23,6 +23,8 @@ Communicator::Communicator(std::unique_ptr<boot::Bootstrap> boot) : boot_(std::m
   cfg_.timeoutMs = param::getInt("GDR_TIMEOUT_MS");
   cfg_.spinBeforeYield = static_cast<int>(param::getInt("GDR_SPIN_BEFORE_YIELD"));
   cfg_.checkMismatch = static_cast<int>(param::getInt("GDR_CHECK_MISMATCH"));
+  cfg_.chunkBytes = param::getInt("GDR_CHUNK_BYTES");
+  if (cfg_.chunkBytes < 0) throw InvalidArgument("GDR_CHUNK_BYTES must not be negative");
   cfg_.transport = param::getString("GDR_TRANSPORT");
   if (cfg_.timeoutMs <= 0) throw InvalidArgument("GDR_TIMEOUT_MS must be positive");
   if (cfg_.transport != "auto" && cfg_.transport != "shm" && cfg_.transport != "socket" &&

@@ -26,6 +26,7 @@ struct CommConfig {
   int64_t timeoutMs = 300000;
   int spinBeforeYield = 2000;
   int checkMismatch = 1;
+  int64_t chunkBytes = 0;  // GDR_CHUNK_BYTES: schedules' pipelining unit (0: none)
   std::string transport = "auto";  // auto, shm, socket, ib (ib: issue 5)
 };
 

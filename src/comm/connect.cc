@@ -241,7 +241,6 @@ void Communicator::connectShm(const std::vector<PeerInfo>& peers, const std::vec
     c.theirs = theirs;
     c.outToPeer = indexOf(rank_);
     c.cmaThreshold = cmaThreshold;
-    c.spinBeforeYield = cfg_.spinBeforeYield;
     // Single-copy needs ptrace-level access to the peer (same user and a
     // permissive Yama scope, or CAP_SYS_PTRACE): try it once.
     c.cma = allowCma && cmaWorks(peers[r].pid, conn[r].cmaProbeAddr);

@@ -43,6 +43,8 @@ void runHostCollective(Communicator& comm, const CollCall& call) {
   args.nranks = n;
   args.count = call.count;
   args.root = call.root;
+  if (comm.config().chunkBytes > 0)
+    args.chunkElems = std::max<size_t>(1, static_cast<size_t>(comm.config().chunkBytes) / eb);
   // Collectives whose data layout does not depend on rank numbers run on
   // ring positions from the topology (hosts together, close GPUs adjacent).
   const TopoPlan& plan = comm.topoPlan();

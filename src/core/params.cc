@@ -29,7 +29,8 @@ const std::vector<Info> kParams = {
      "Force algorithms per collective, e.g. 'allreduce=ring,bcast=binomial'. "
      "See docs/algorithms.md for names."},
     {"GDR_CHUNK_BYTES", Type::Int, "0",
-     "Pipelining unit of schedules in bytes (0: chosen by size)."},
+     "Pipelining unit of host schedules in bytes (0: whole blocks; the transports still "
+     "stream each message through their own slots). A tiny value forces many chunks (tests)."},
     // transports
     {"GDR_TRANSPORT", Type::String, "auto",
      "Transport between ranks: auto (shm on one host; verbs between hosts where both have a usable "
@@ -37,7 +38,6 @@ const std::vector<Info> kParams = {
     {"GDR_SOCKET_IFNAME", Type::String, "",
      "Network interface for TCP (bootstrap and socket transport); default: first up, "
      "non-loopback IPv4 interface, else loopback."},
-    {"GDR_SOCKET_NTHREADS", Type::Int, "0", "Reserved: helper threads for sockets (0: none)."},
     {"GDR_SHM_SLOT_BYTES", Type::Int, "65536", "Size of one shared-memory FIFO slot."},
     {"GDR_SHM_SLOTS", Type::Int, "8", "Slots in each shared-memory FIFO (per ordered rank pair; a power of two)."},
     {"GDR_SHM_CMA", Type::Bool, "1",

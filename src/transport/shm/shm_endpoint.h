@@ -25,7 +25,6 @@ struct ShmEndpointConfig {
   uint32_t outToPeer = 0;
   bool cma = false;       // single-copy reads of the peer's memory work
   size_t cmaThreshold = 256 * 1024;
-  int spinBeforeYield = 2000;
 };
 
 class ShmEndpoint final : public Endpoint {
