@@ -6,7 +6,9 @@
 // authenticates (security/handshake.h), and sends its own listening address;
 // once all have checked in, the service hands each the table of addresses
 // and exits. Ranks then form a ring (connect to the next, accept from the
-// previous, both authenticated) and run allgather around it.
+// previous, both authenticated) and run allgather around it. Every message
+// after a handshake travels sealed (security/boot_link.h): authenticated and
+// numbered always, encrypted too under GDR_ENCRYPT=1.
 #include <unistd.h>
 
 #include <cstring>
@@ -18,6 +20,8 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/net.h"
+#include "core/params.h"
+#include "security/boot_link.h"
 #include "security/bootstrap_wire.h"
 #include "security/handshake.h"
 
@@ -46,6 +50,7 @@ std::string refusal(int fd, const Error& e) {
 // The rendezvous service: collects every rank's address, then sends the table.
 void rendezvous(int listenFd, security::JobSecret secret) {
   std::vector<int> fds;
+  std::vector<security::BootLink> links;
   std::vector<net::PackedAddr> table;
   int nranks = -1, joined = 0;
   auto deadline = net::deadlineFromNow();
@@ -53,16 +58,18 @@ void rendezvous(int listenFd, security::JobSecret secret) {
     while (nranks < 0 || joined < nranks) {
       int fd = net::acceptOne(listenFd, deadline, "ranks at the rendezvous");
       security::RvHello h{};
+      security::BootLink link;
       try {
         security::Acceptor acc(secret, security::Channel::Rendezvous, security::kServiceRank, false);
+        acc.followPeerEncryptFlag();
         int claimed = acc.start(fd, [&](int r) -> const char* {
           if (nranks >= 0 && r >= nranks) return "no such rank";
           if (nranks >= 0 && fds[r] >= 0) return "that rank already checked in";
           return nullptr;
         });
-        acc.finish(fd);
+        link = security::BootLink(acc.finish(fd), acc.encrypted(), strprintf("rank %d", claimed));
         uint8_t buf[sizeof(security::RvHello)];
-        net::recvAll(fd, buf, sizeof(buf), security::authDeadline(deadline), "a joining rank");
+        link.recv(fd, buf, sizeof(buf), security::authDeadline(deadline));
         if (const char* err = security::parseRvHello(buf, sizeof(buf), &h)) throw security::AuthRefused(err);
         if (h.rank != claimed) throw security::AuthRefused("hello for another rank than it authenticated as");
         if (nranks >= 0 && h.nranks != nranks)
@@ -76,15 +83,16 @@ void rendezvous(int listenFd, security::JobSecret secret) {
       if (nranks < 0) {
         nranks = h.nranks;
         fds.assign(nranks, -1);
+        links.resize(nranks);
         table.resize(nranks);
       }
       fds[h.rank] = fd;
+      links[h.rank] = std::move(link);
       table[h.rank] = h.addr;
       ++joined;
     }
     for (int r = 0; r < nranks; ++r)
-      net::sendAll(fds[r], table.data(), table.size() * sizeof(net::PackedAddr), deadline,
-                   strprintf("rank %d", r));
+      links[r].send(fds[r], table.data(), table.size() * sizeof(net::PackedAddr), deadline);
   } catch (const Error& e) {
     GDR_WARN(kBoot, "rendezvous service gave up: %s", e.what());
   }
@@ -96,7 +104,8 @@ void rendezvous(int listenFd, security::JobSecret secret) {
 
 class TcpBootstrap final : public Bootstrap {
  public:
-  TcpBootstrap(const gdrUniqueId& id, int rank, int nranks) : rank_(rank), size_(nranks) {
+  TcpBootstrap(const gdrUniqueId& id, int rank, int nranks)
+      : rank_(rank), size_(nranks), encrypt_(param::getBool("GDR_ENCRYPT")) {
     IdBlob blob;
     std::memcpy(&blob, id.internal, sizeof(blob));
     if (blob.magic != kIdMagic || blob.version != security::kProtocolVersion)
@@ -134,14 +143,18 @@ class TcpBootstrap final : public Bootstrap {
   int size() const override { return size_; }
   const security::JobSecret& jobSecret() const override { return secret_; }
 
+  // Each piece goes round sealed; both directions carry envelopes of one size.
   void allgather(void* data, size_t bytesPerRank) override {
     char* base = static_cast<char*>(data);
     auto deadline = net::deadlineFromNow();
+    size_t wire = toNext_.wireBytes(bytesPerRank);
+    std::vector<uint8_t> out(wire), in(wire);
     for (int s = 0; s < size_ - 1; ++s) {
       int sendPiece = (rank_ - s + size_) % size_;
       int recvPiece = (rank_ - s - 1 + size_) % size_;
-      net::exchange(next_, base + sendPiece * bytesPerRank, prev_, base + recvPiece * bytesPerRank,
-                    bytesPerRank, deadline, "bootstrap ring neighbours");
+      toNext_.seal(base + sendPiece * bytesPerRank, bytesPerRank, out.data());
+      net::exchange(next_, out.data(), prev_, in.data(), wire, deadline, "bootstrap ring neighbours");
+      fromPrev_.open(in.data(), wire, base + recvPiece * bytesPerRank, bytesPerRank);
     }
   }
   void barrier() override {
@@ -157,13 +170,13 @@ class TcpBootstrap final : public Bootstrap {
     const char* who = "the rendezvous service";
     int rootFd = net::connectTo(net::unpack(blob.root), deadline, who);
     try {
-      security::Initiator ini(secret_, security::Channel::Rendezvous, rank_, security::kServiceRank, false);
+      security::Initiator ini(secret_, security::Channel::Rendezvous, rank_, security::kServiceRank, encrypt_);
       ini.start(rootFd, deadline, who);
-      ini.finish(rootFd, deadline, who);
+      security::BootLink link(ini.finish(rootFd, deadline, who), encrypt_, who);
       security::RvHello h{security::kRvMagic, security::kProtocolVersion, 0, rank_, size_, net::pack(mine)};
-      net::sendAll(rootFd, &h, sizeof(h), deadline, who);
+      link.send(rootFd, &h, sizeof(h), deadline);
       size_t bytes = table.size() * sizeof(net::PackedAddr);
-      net::recvAll(rootFd, table.data(), bytes, deadline, "the rendezvous service (are all ranks started?)");
+      link.recv(rootFd, table.data(), bytes, deadline, "the rendezvous service (are all ranks started?)");
       if (const char* err = security::checkAddrTable(table.data(), bytes, size_))
         throw RemoteError(strprintf("the rendezvous service sent a malformed table: %s", err));
     } catch (...) {
@@ -179,7 +192,7 @@ class TcpBootstrap final : public Bootstrap {
     int nextRank = (rank_ + 1) % size_, prevRank = (rank_ - 1 + size_) % size_;
     std::string nextName = strprintf("rank %d", nextRank);
     next_ = net::connectTo(net::unpack(table[nextRank]), deadline, nextName);
-    security::Initiator ini(secret_, security::Channel::BootRing, rank_, nextRank, false);
+    security::Initiator ini(secret_, security::Channel::BootRing, rank_, nextRank, encrypt_);
     ini.start(next_, deadline, nextName);
     auto admit = [&](int r) -> const char* { return r == prevRank ? nullptr : "not this rank's ring neighbour"; };
     std::unique_ptr<security::Acceptor> acc;
@@ -188,7 +201,7 @@ class TcpBootstrap final : public Bootstrap {
       for (;;) {
         int fd = net::acceptOne(listenFd, deadline, strprintf("rank %d", prevRank));
         try {
-          acc = std::make_unique<security::Acceptor>(secret_, security::Channel::BootRing, rank_, false);
+          acc = std::make_unique<security::Acceptor>(secret_, security::Channel::BootRing, rank_, encrypt_);
           acc->start(fd, admit);
           return fd;
         } catch (const Error& e) {
@@ -199,7 +212,7 @@ class TcpBootstrap final : public Bootstrap {
     };
     int fd = acceptStarted();
     try {
-      ini.finish(next_, deadline, nextName);
+      toNext_ = security::BootLink(ini.finish(next_, deadline, nextName), encrypt_, nextName);
     } catch (...) {
       close(fd);
       throw;
@@ -208,7 +221,7 @@ class TcpBootstrap final : public Bootstrap {
     // refused; the real neighbour is then still waiting in the backlog.
     for (;;) {
       try {
-        acc->finish(fd);
+        fromPrev_ = security::BootLink(acc->finish(fd), encrypt_, strprintf("rank %d", prevRank));
         prev_ = fd;
         return;
       } catch (const Error& e) {
@@ -220,7 +233,9 @@ class TcpBootstrap final : public Bootstrap {
   }
 
   int rank_, size_;
+  bool encrypt_;
   security::JobSecret secret_{};
+  security::BootLink toNext_, fromPrev_;  // sealing toward the next rank, opening from the previous
   int next_ = -1, prev_ = -1;
 };
 

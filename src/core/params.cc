@@ -103,6 +103,9 @@ const std::vector<Info> kParams = {
     {"GDR_ENCRYPT", Type::Bool, "0",
      "Encrypt and authenticate socket-transport traffic (AES-256-GCM, per-connection keys); must be the "
      "same on every rank."},
+    {"GDR_ENCRYPT_THREADS", Type::Int, "-1",
+     "Worker threads per process sealing and opening GDR_ENCRYPT records of large socket transfers, "
+     "pipelined with the transfer; 0 does it on the progress thread; -1: half the cores, at most 4."},
     // compat (issue 6): libnccl.so.2 and the PMPI layer (docs/compat.md)
     {"GDR_PMPI", Type::Bool, "1",
      "PMPI layer (libgdrcoll_mpi.so): 0 passes every call to the MPI library untouched."},

@@ -37,4 +37,23 @@ const char* checkAddrTable(const void* buf, size_t len, int nranks) {
   return nullptr;
 }
 
+size_t bootWireBytes(size_t len, bool encrypted) {
+  return sizeof(BootMsgHdr) + len + (encrypted ? kBootGcmTagBytes : kBootMacBytes);
+}
+
+const char* parseBootMsgHdr(const void* buf, size_t len, bool encrypted, size_t expectLen, BootMsgHdr* out) {
+  if (!buf || len < sizeof(BootMsgHdr)) return "truncated bootstrap message";
+  if (len > sizeof(BootMsgHdr)) return "oversized bootstrap message header";
+  std::memcpy(out, buf, sizeof(BootMsgHdr));
+  if (out->magic != kBootMsgMagic) return "not a gdrcoll bootstrap message (bad magic)";
+  if (out->version != kProtocolVersion) return "unsupported gdrcoll protocol version";
+  if (out->flags & ~kBootEncrypted) return "unknown bootstrap message flags";
+  if (((out->flags & kBootEncrypted) != 0) != encrypted)
+    return encrypted ? "a plain bootstrap message where an encrypted one was due"
+                     : "an encrypted bootstrap message where a plain one was due";
+  if (out->reserved != 0) return "malformed bootstrap message header";
+  if (out->len > kMaxBootMsgBytes || out->len != expectLen) return "bootstrap message of an unexpected length";
+  return nullptr;
+}
+
 }  // namespace gdr::security

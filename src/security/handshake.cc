@@ -151,6 +151,7 @@ int Acceptor::start(int fd, const Admit& admit) {
     throw AuthRefused("handshake for another kind of connection");
   if (hello_.toRank != myRank_)
     throw AuthRefused(strprintf("it meant to reach rank %d, this is rank %d", hello_.toRank, myRank_));
+  if (followFlag_) flags_ = hello_.flags;
   if (hello_.flags != flags_)
     throw AuthRefused(strprintf("GDR_ENCRYPT=%d there but %d here", (hello_.flags & kHsEncrypt) ? 1 : 0,
                                 (flags_ & kHsEncrypt) ? 1 : 0));

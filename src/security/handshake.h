@@ -55,6 +55,12 @@ class Acceptor {
   using Admit = std::function<const char*(int rank)>;
   Acceptor(const JobSecret& secret, Channel channel, int myRank, bool encrypt);
   ~Acceptor();
+  // Take the initiator's encryption flag instead of requiring ours (the
+  // rendezvous service, which has no GDR_ENCRYPT of its own); the flag is
+  // bound into the MACs, so nobody on the path can change it.
+  void followPeerEncryptFlag() { followFlag_ = true; }
+  // After start: whether the connection is to be encrypted.
+  bool encrypted() const { return (hello_.flags & kHsEncrypt) != 0; }
   // Reads M1 (nothing more), checks it and sends M2. Returns the rank the
   // peer claims (proved only by finish). Throws AuthRefused.
   int start(int fd, const Admit& admit);
@@ -66,6 +72,7 @@ class Acceptor {
   Channel channel_;
   int myRank_;
   uint16_t flags_;
+  bool followFlag_ = false;
   HsHello hello_{};
   uint8_t nonce_[kHsNonceBytes];
 };

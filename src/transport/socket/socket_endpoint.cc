@@ -18,7 +18,6 @@ namespace gdr::transport::sock {
 
 namespace {
 constexpr size_t kStageBytes = 256 * 1024;
-constexpr size_t kRecordWireMax = security::kRecordHdrBytes + security::kMaxRecordBytes + security::kTagBytes;
 }  // namespace
 
 const char* checkFrameHdr(const FrameHdr& h) {
@@ -29,20 +28,11 @@ const char* checkFrameHdr(const FrameHdr& h) {
   return "unknown frame type";
 }
 
-const char* checkRecordLen(const uint8_t hdr[security::kRecordHdrBytes], uint32_t* len) {
-  std::memcpy(len, hdr, sizeof(*len));
-  if (*len == 0) return "empty encrypted record";
-  if (*len > security::kMaxRecordBytes) return "oversized encrypted record";
-  return nullptr;
-}
-
 SocketEndpoint::SocketEndpoint(int fd, int myRank, int peerRank, const security::SessionKeys* keys)
     : fd_(fd), me_(myRank), peer_(peerRank) {
   if (keys) {
-    sealer_ = std::make_unique<security::RecordSealer>(keys->send);
-    opener_ = std::make_unique<security::RecordOpener>(keys->recv);
-    outRec_.resize(kRecordWireMax);
-    inRec_.resize(kRecordWireMax);
+    sealer_ = std::make_unique<SealPipe>(keys->send, fd);
+    opener_ = std::make_unique<OpenPipe>(keys->recv, fd);
   }
   net::setNonBlocking(fd_, true);
   net::setNoDelay(fd_);
@@ -51,7 +41,11 @@ SocketEndpoint::SocketEndpoint(int fd, int myRank, int peerRank, const security:
   setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
 }
 
-SocketEndpoint::~SocketEndpoint() { close(fd_); }
+SocketEndpoint::~SocketEndpoint() {
+  sealer_.reset();  // waits for sealing jobs, which read the senders' buffers
+  opener_.reset();
+  close(fd_);
+}
 
 bool SocketEndpoint::progress() {
   bool moved = false;
@@ -197,7 +191,7 @@ void SocketEndpoint::sendAbort(gdrResult_t code, const std::string& reason) noex
     // Finish a half-sent frame first so the peer can parse the notice; give
     // up quickly if it does not drain.
     auto deadline = net::Clock::now() + std::chrono::milliseconds(200);
-    if (!sends_.empty() && (outHdrSent_ || sends_.front()->sent || outRecLen_)) {
+    if (!sends_.empty() && (outHdrSent_ || sends_.front()->sent || (sealer_ && sealer_->busy()))) {
       SendOp* op = sends_.front();
       sendBlocking(reinterpret_cast<char*>(&outHdr_) + outHdrSent_, sizeof(FrameHdr) - outHdrSent_,
                    static_cast<const char*>(op->data) + op->sent, op->bytes - op->sent, deadline);
@@ -209,13 +203,14 @@ void SocketEndpoint::sendAbort(gdrResult_t code, const std::string& reason) noex
     FrameHdr h{kFrameMagic, kFrameVersion, kFrameAbort, OpSig{}, text.size()};
     sendBlocking(&h, sizeof(h), text.data(), text.size(), deadline);
   } catch (...) {
+    if (sealer_) sealer_->reset();  // no sealing job may outlive the notice it reads
   }
 }
 
 void SocketEndpoint::reset() noexcept {
+  if (sealer_) sealer_->reset();  // before the buffers its jobs read are given back
   sends_.clear();
   recvs_.clear();
-  outRecLen_ = 0;
 }
 
 void SocketEndpoint::failMalformed(const char* what) {
@@ -225,76 +220,16 @@ void SocketEndpoint::failMalformed(const char* what) {
   throw RemoteError(strprintf("rank %d (%s) sent a malformed frame: %s", peer_, where.c_str(), what));
 }
 
-// ---- encryption: the stream is a sequence of sealed records ----
-
-ssize_t SocketEndpoint::recvDecrypted(void* buf, size_t len) {
-  if (inPlainOff_ == inPlainEnd_) {
-    for (;;) {
-      size_t want = (inRecLen_ ? inRecLen_ : security::kRecordHdrBytes) - inRecGot_;
-      ssize_t r = recv(fd_, inRec_.data() + inRecGot_, want, MSG_DONTWAIT);
-      if (r <= 0) return r;
-      inRecGot_ += static_cast<size_t>(r);
-      if (!inRecLen_) {
-        if (inRecGot_ < security::kRecordHdrBytes) continue;
-        uint32_t plain = 0;
-        if (const char* err = checkRecordLen(inRec_.data(), &plain)) failMalformed(err);
-        inRecLen_ = security::kRecordHdrBytes + plain + security::kTagBytes;
-        continue;
-      }
-      if (inRecGot_ < inRecLen_) continue;
-      size_t plain = inRecLen_ - security::kRecordHdrBytes - security::kTagBytes;
-      uint8_t* body = inRec_.data() + security::kRecordHdrBytes;
-      inRecGot_ = inRecLen_ = 0;
-      if (!opener_->open(inRec_.data(), body, plain, body + plain)) {
-        std::string where = net::peerName(fd_);
-        GDR_WARN(kNet, "rank %d (%s): an encrypted record failed authentication; closing the connection", peer_,
-                 where.c_str());
-        shutdown(fd_, SHUT_RD);
-        throw RemoteError(strprintf(
-            "data from rank %d (%s) failed authentication (AES-GCM tag mismatch: altered or corrupted in "
-            "transit); it was not delivered and the connection is closed",
-            peer_, where.c_str()));
-      }
-      inPlainOff_ = security::kRecordHdrBytes;
-      inPlainEnd_ = inPlainOff_ + plain;
-      break;
-    }
-  }
-  size_t n = std::min(len, inPlainEnd_ - inPlainOff_);
-  std::memcpy(buf, inRec_.data() + inPlainOff_, n);
-  inPlainOff_ += n;
-  return static_cast<ssize_t>(n);
-}
-
-// Seals up to one record of the iovecs' bytes, then sends it; returns how
-// many plaintext bytes are now wholly on the wire (-1 with EAGAIN until then;
-// the caller retries with the same iovecs).
-ssize_t SocketEndpoint::sendEncrypted(const iovec* iov, int n) {
-  if (!outRecLen_) {
-    size_t total = 0;
-    for (int i = 0; i < n; ++i) total += iov[i].iov_len;
-    size_t take = std::min(total, security::kMaxRecordBytes);
-    if (take == 0) return 0;
-    sealer_->begin(outRec_.data(), static_cast<uint32_t>(take));
-    size_t off = security::kRecordHdrBytes, left = take;
-    for (int i = 0; i < n && left; ++i) {
-      size_t m = std::min(iov[i].iov_len, left);
-      sealer_->update(iov[i].iov_base, m, outRec_.data() + off);
-      off += m;
-      left -= m;
-    }
-    sealer_->end(outRec_.data() + off);
-    outRecLen_ = off + security::kTagBytes;
-    outRecSent_ = 0;
-    outRecPlain_ = take;
-  }
-  while (outRecSent_ < outRecLen_) {
-    ssize_t w = send(fd_, outRec_.data() + outRecSent_, outRecLen_ - outRecSent_, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (w < 0) return -1;
-    outRecSent_ += static_cast<size_t>(w);
-  }
-  outRecLen_ = 0;
-  return static_cast<ssize_t>(outRecPlain_);
+void SocketEndpoint::failDecrypt() {
+  if (opener_->failure() == OpenPipe::Failure::Malformed) failMalformed(opener_->malformedWhy());
+  std::string where = net::peerName(fd_);
+  GDR_WARN(kNet, "rank %d (%s): an encrypted record failed authentication; closing the connection", peer_,
+           where.c_str());
+  shutdown(fd_, SHUT_RD);
+  throw RemoteError(strprintf(
+      "data from rank %d (%s) failed authentication (AES-GCM tag mismatch: altered or corrupted in "
+      "transit); it was not delivered and the connection is closed",
+      peer_, where.c_str()));
 }
 
 void SocketEndpoint::sendBlocking(const void* a, size_t alen, const void* b, size_t blen, net_deadline_t deadline) {

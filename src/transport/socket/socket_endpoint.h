@@ -8,21 +8,23 @@
 // Every header is versioned and checked (checkFrameHdr) before anything it
 // describes is read; a bad one ends the connection with an error naming the
 // peer. With session keys (GDR_ENCRYPT=1) the byte stream both ways is a
-// sequence of AES-256-GCM records (security/aead.h) carrying the same frames:
-// nothing decrypted is used before its record's tag has been checked.
+// sequence of AES-256-GCM records carrying the same frames, sealed and opened
+// in a pipeline with the transfer (record_pipe.h): nothing decrypted is used
+// before its record's tag has been checked.
 #pragma once
 
 #include <sys/uio.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include <cerrno>
 #include <chrono>
 #include <deque>
 #include <memory>
 #include <vector>
 
-#include "security/aead.h"
 #include "security/handshake.h"
+#include "transport/socket/record_pipe.h"
 #include "transport/transport.h"
 
 namespace gdr::transport::sock {
@@ -46,9 +48,6 @@ static_assert(sizeof(FrameHdr) == 40, "frame header layout");
 // nullptr when `h` is a frame header this build understands, else what is
 // wrong with it. (The data length is checked against the posted receive.)
 const char* checkFrameHdr(const FrameHdr& h);
-// The length of the next record from its 4-byte header, or nullptr if the
-// header is malformed (empty or oversized record).
-const char* checkRecordLen(const uint8_t hdr[security::kRecordHdrBytes], uint32_t* len);
 
 class SocketEndpoint final : public Endpoint {
  public:
@@ -78,7 +77,9 @@ class SocketEndpoint final : public Endpoint {
   // return conventions); the plain path is one branch away from the syscall.
   ssize_t recvSome(void* buf, size_t len) {
     if (!opener_) return recv(fd_, buf, len, MSG_DONTWAIT);
-    return recvDecrypted(buf, len);
+    ssize_t r = opener_->recv(buf, len);
+    if (r < 0 && errno == EBADMSG) failDecrypt();
+    return r;
   }
   ssize_t sendSome(const iovec* iov, int n) {
     if (!sealer_) {
@@ -87,10 +88,9 @@ class SocketEndpoint final : public Endpoint {
       mh.msg_iovlen = n;
       return sendmsg(fd_, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
     }
-    return sendEncrypted(iov, n);
+    return sealer_->send(iov, n);
   }
-  ssize_t recvDecrypted(void* buf, size_t len);
-  ssize_t sendEncrypted(const iovec* iov, int n);
+  [[noreturn]] void failDecrypt();
   // Blocking helpers for the abort path.
   void sendBlocking(const void* a, size_t alen, const void* b, size_t blen, net_deadline_t deadline);
   void recvBlocking(void* buf, size_t len, net_deadline_t deadline);
@@ -108,13 +108,8 @@ class SocketEndpoint final : public Endpoint {
   size_t staged_ = 0;  // bytes in stage_ not yet reduced (less than one element)
 
   // Encryption (null when off).
-  std::unique_ptr<security::RecordSealer> sealer_;
-  std::unique_ptr<security::RecordOpener> opener_;
-  std::vector<uint8_t> outRec_;  // the sealed record being sent
-  size_t outRecLen_ = 0, outRecSent_ = 0, outRecPlain_ = 0;
-  std::vector<uint8_t> inRec_;   // the record being received, decrypted in place
-  size_t inRecGot_ = 0, inRecLen_ = 0;  // bytes received; the whole record's wire size (0: header unread)
-  size_t inPlainOff_ = 0, inPlainEnd_ = 0;  // decrypted bytes not yet consumed
+  std::unique_ptr<SealPipe> sealer_;
+  std::unique_ptr<OpenPipe> opener_;
 };
 
 }  // namespace gdr::transport::sock
