@@ -19,3 +19,7 @@ ninja -C build-asan -j"${GDR_BUILD_JOBS:-2}" gdr-unit gdr-topo
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # The gdr-unit binary itself (its CTest siblings need binaries this build skips).
 build-asan/bin/gdr-unit --gtest_brief=1
+
+# libFuzzer targets (issue 8, tests/fuzz): built with clang into build-fuzz,
+# each run GDR_FUZZ_SECONDS (default 20) over its seed corpus; fails on a finding.
+bash scripts/fuzz.sh

@@ -85,7 +85,7 @@ bool gcmOpen(const uint8_t key[kKeyBytes], uint64_t counter, const void* aad, si
             EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, kTagBytes, tagCopy) == 1;
   uint8_t none[16];
   ok = ok && EVP_DecryptFinal_ex(ctx, none, &n) == 1;
-  if (!ok) std::memset(data, 0, len);
+  if (!ok && len) std::memset(data, 0, len);  // data may be null when len is 0 (found by fuzz_bootstrap)
   return ok;
 }
 

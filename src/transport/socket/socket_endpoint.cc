@@ -28,8 +28,8 @@ const char* checkFrameHdr(const FrameHdr& h) {
   return "unknown frame type";
 }
 
-SocketEndpoint::SocketEndpoint(int fd, int myRank, int peerRank, const security::SessionKeys* keys)
-    : fd_(fd), me_(myRank), peer_(peerRank) {
+SocketEndpoint::SocketEndpoint(int fd, int /*myRank*/, int peerRank, const security::SessionKeys* keys)
+    : fd_(fd), peer_(peerRank) {
   if (keys) {
     sealer_ = std::make_unique<SealPipe>(keys->send, fd);
     opener_ = std::make_unique<OpenPipe>(keys->recv, fd);

@@ -96,7 +96,6 @@ class SocketEndpoint final : public Endpoint {
   void recvBlocking(void* buf, size_t len, net_deadline_t deadline);
 
   int fd_;
-  int me_;
   int peer_;
   std::deque<SendOp*> sends_;
   std::deque<RecvOp*> recvs_;
