@@ -94,6 +94,9 @@ const std::vector<Info> kParams = {
     {"GDR_CUDA_IPC_TWOSHOT_BLOCKS", Type::Int, "256", "Most thread blocks of the two-shot all-reduce kernel (1-256)."},
     {"GDR_CUDA_IPC_EXCHANGE_BLOCKS", Type::Int, "256",
      "Most thread blocks of all-gather and all-to-all with at least 64 MiB per peer (1-256)."},
+    {"GDR_STAGED_CHUNK_BYTES", Type::Int, "1048576",
+     "Segment of the staged device path (device buffers over a host transport; same on every rank): "
+     "copies of one segment overlap the transfer of its neighbours."},
     // security (issue 8): authenticated connections, encryption between hosts
     {"GDR_AUTH_KEY_FILE", Type::String, "",
      "Read the job's secret from this file (mode 600, at least 16 bytes; every rank needs it) instead of "

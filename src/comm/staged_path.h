@@ -1,0 +1,53 @@
+// The staged path for device buffers (ranks on other hosts, or forced with
+// GDR_TRANSPORT=socket): stream-ordered and pipelined through the
+// communicator's progress thread (src/progress, DESIGN.md "Device operations
+// over the network").
+//
+// On the caller's stream an operation is two stream memory operations on
+// host-mapped words: a start marker (cuStreamWriteValue32) and a wait for the
+// done word (cuStreamWaitValue32). The call returns at once. The progress
+// thread sees the marker, copies segments to pinned host buffers on an
+// internal stream, runs the host collective segment by segment (copies of the
+// next segments and results of the previous ones overlap it), copies results
+// back, and sets the done word. Under CUDA-graph capture the operation is
+// pushed by a captured host function at each replay instead of at call time.
+#pragma once
+
+#include <vector>
+
+#include "comm/comm.h"
+#include "comm/host_colls.h"
+#include "progress/staged_plan.h"
+
+namespace gdr {
+
+// `stream` is a cudaStream_t.
+void runStagedCollective(Communicator& comm, const CollCall& call, void* stream);
+// A batch of device sends/receives of one communicator, on one stream.
+void runStagedP2P(Communicator& comm, std::vector<staged::P2PItem> items, void* stream);
+// Blocks (deadline: GDR_TIMEOUT_MS) until the staged operations queued so
+// far have run: host operations on the communicator must come after them.
+void waitStagedIdle(Communicator& comm);
+// From releaseDeviceState: runs what is queued, stops the thread, frees.
+void releaseStagedState(const Communicator* comm) noexcept;
+
+namespace staged {
+
+// Per-chunk hook (GDR_ENCRYPT later: the GPU AES-GCM kernel). Called on the
+// progress thread with the internal stream the copies run on.
+class ChunkHook {
+ public:
+  virtual ~ChunkHook() = default;
+  // Before the device->host copy of `c` is enqueued on `stream`; may point
+  // c.dev (and c.devPitch) at a device buffer it filled on that stream.
+  virtual void beforeToHost(Copy2D& c, void* stream) = 0;
+  // After the host->device copy of `c` is enqueued on `stream` (work it
+  // enqueues there runs once the data landed).
+  virtual void afterToDevice(const Copy2D& c, void* stream) = 0;
+};
+// Installs the hook for staged operations of `comm` started after this call
+// (null: none).
+void setChunkHook(Communicator& comm, std::shared_ptr<ChunkHook> hook);
+
+}  // namespace staged
+}  // namespace gdr

@@ -1,0 +1,213 @@
+// The staged path's segmentation without CUDA or a transport: every rank's
+// plan is run in lockstep on host memory standing in for device memory; a
+// segment's host part is a reference collective over all ranks' slot
+// buffers. The results must equal the whole collective, for sizes that are
+// and are not multiples of the segment, in place and not.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "core/error.h"
+#include "progress/staged_plan.h"
+
+namespace gdr::staged {
+namespace {
+
+using coll::CollKind;
+
+void doCopy(const Copy2D& c, char* slotIn, char* slotOut, bool toHost) {
+  char* host = (c.hostIn ? slotIn : slotOut) + c.hostOff;
+  for (size_t r = 0; r < c.rows; ++r) {
+    if (toHost) std::memcpy(host + r * c.hostPitch, c.dev + r * c.devPitch, c.width);
+    else std::memcpy(c.dev + r * c.devPitch, host + r * c.hostPitch, c.width);
+  }
+}
+
+// Reference host collectives (int32 sum) over every rank's call of one segment.
+void refCollective(std::vector<CollCall>& calls) {
+  const int n = static_cast<int>(calls.size());
+  const size_t m = calls[0].count;
+  auto in = [&](int r) { return static_cast<const int32_t*>(calls[r].sendbuf); };
+  auto out = [&](int r) { return static_cast<int32_t*>(calls[r].recvbuf); };
+  switch (calls[0].kind) {
+    case CollKind::AllReduce:
+      for (size_t i = 0; i < m; ++i) {
+        int32_t s = 0;
+        for (int r = 0; r < n; ++r) s += in(r)[i];
+        for (int r = 0; r < n; ++r) out(r)[i] = s;
+      }
+      break;
+    case CollKind::Broadcast: {
+      const int root = calls[0].root;
+      for (int r = 0; r < n; ++r)
+        if (r != root) std::memcpy(out(r), in(root), m * 4);
+      break;
+    }
+    case CollKind::AllGather:
+      for (int r = 0; r < n; ++r)
+        for (int q = 0; q < n; ++q) std::memcpy(out(r) + q * m, in(q), m * 4);
+      break;
+    case CollKind::ReduceScatter:
+      for (int r = 0; r < n; ++r)
+        for (size_t i = 0; i < m; ++i) {
+          int32_t s = 0;
+          for (int q = 0; q < n; ++q) s += in(q)[r * m + i];
+          out(r)[i] = s;
+        }
+      break;
+    case CollKind::AllToAll:
+      for (int r = 0; r < n; ++r)
+        for (int q = 0; q < n; ++q) std::memcpy(out(r) + q * m, in(q) + r * m, m * 4);
+      break;
+    default:
+      FAIL() << "not simulated";
+  }
+}
+
+struct Case {
+  CollKind kind;
+  size_t count;
+  bool inPlace;
+};
+
+void runCase(const Case& cs, int n, size_t segBytes) {
+  SCOPED_TRACE(testing::Message() << coll::collName(cs.kind) << " count " << cs.count << " n " << n << " seg "
+                                  << segBytes << (cs.inPlace ? " in place" : ""));
+  std::mt19937 rng(std::random_device{}());
+  const bool blocks = cs.kind != CollKind::AllReduce && cs.kind != CollKind::Broadcast;
+  const size_t inElems = cs.kind == CollKind::AllGather ? cs.count : blocks ? n * cs.count : cs.count;
+  const size_t outElems = cs.kind == CollKind::ReduceScatter ? cs.count : blocks ? n * cs.count : cs.count;
+  std::vector<std::vector<int32_t>> send(n), recv(n), orig(n);
+  std::vector<CollCall> calls(n);
+  std::vector<CollCall> seen(n);
+  std::vector<std::unique_ptr<Plan>> plans(n);
+  for (int r = 0; r < n; ++r) {
+    send[r].resize(inElems);
+    for (auto& v : send[r]) v = static_cast<int32_t>(rng() % 1000) - 500;
+    recv[r].assign(std::max(outElems, cs.inPlace ? inElems : 0), -77777);  // poison
+    CollCall c{cs.kind, send[r].data(), recv[r].data(), cs.count, gdrInt32, gdrSum, 0};
+    if (cs.inPlace) {
+      c.inPlace = true;
+      if (cs.kind == CollKind::AllGather) std::memcpy(recv[r].data() + r * cs.count, send[r].data(), cs.count * 4);
+      else std::memcpy(recv[r].data(), send[r].data(), inElems * 4);
+      c.sendbuf = recv[r].data();
+    }
+    if (cs.kind == CollKind::Broadcast) {
+      recv[r] = send[r];
+      c.sendbuf = recv[r].data();
+    }
+    orig[r] = send[r];
+    plans[r] = planCollective(c, r, n, segBytes, [&seen, r](const CollCall& h) { seen[r] = h; });
+  }
+  const size_t nseg = plans[0]->segments();
+  const size_t slot = plans[0]->slotBytes();
+  EXPECT_LE(slot, std::max<size_t>(segBytes, 4 * (blocks ? n : 1)));
+  std::vector<std::vector<char>> in(n, std::vector<char>(slot + 1)), out(n, std::vector<char>(slot + 1));
+  for (size_t k = 0; k < nseg; ++k) {
+    std::vector<Segment> segs(n);
+    for (int r = 0; r < n; ++r) {
+      segs[r] = plans[r]->segment(k);
+      for (const Copy2D& c : segs[r].toHost) {
+        ASSERT_LE(c.hostOff + (c.rows - 1) * c.hostPitch + c.width, slot);
+        doCopy(c, in[r].data(), out[r].data(), true);
+      }
+      segs[r].host(in[r].data(), out[r].data());
+      EXPECT_FALSE(seen[r].inPlace);
+    }
+    refCollective(seen);
+    for (int r = 0; r < n; ++r)
+      for (const Copy2D& c : segs[r].toDevice) doCopy(c, in[r].data(), out[r].data(), false);
+  }
+  // The whole collective, computed at once.
+  std::vector<CollCall> whole(n);
+  std::vector<std::vector<int32_t>> want(n, std::vector<int32_t>(outElems));
+  for (int r = 0; r < n; ++r) {
+    whole[r] = CollCall{cs.kind, orig[r].data(), want[r].data(), cs.count, gdrInt32, gdrSum, 0};
+    if (cs.kind == CollKind::Broadcast) std::memcpy(want[r].data(), orig[r].data(), outElems * 4);
+  }
+  refCollective(whole);
+  for (int r = 0; r < n; ++r)
+    for (size_t i = 0; i < outElems; ++i)
+      ASSERT_EQ(recv[r][i], want[r][i]) << "rank " << r << " element " << i;
+}
+
+TEST(StagedPlan, SegmentedCollectivesEqualTheWholeOne) {
+  for (CollKind k : {CollKind::AllReduce, CollKind::Broadcast, CollKind::AllGather, CollKind::ReduceScatter,
+                     CollKind::AllToAll})
+    for (int n : {1, 2, 3})
+      for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{64}, size_t{1001}})
+        for (bool ip : {false, true}) {
+          if (ip && k == CollKind::Broadcast) continue;
+          for (size_t seg : {size_t{4}, size_t{24}, size_t{256}, size_t{1} << 20}) runCase({k, count, ip}, n, seg);
+        }
+}
+
+TEST(StagedPlan, SegmentCountFollowsTheSegmentSize) {
+  CollCall c{CollKind::AllReduce, reinterpret_cast<void*>(0x1000), reinterpret_cast<void*>(0x100000), 1000, gdrFloat32};
+  auto run = [](const CollCall&) {};
+  EXPECT_EQ(planCollective(c, 0, 2, 1024, run)->segments(), 4u);  // 256 floats per segment
+  EXPECT_EQ(planCollective(c, 0, 2, 4000, run)->segments(), 1u);
+  c.kind = CollKind::AllGather;
+  EXPECT_EQ(planCollective(c, 0, 2, 1024, run)->segments(), 8u);  // 128 per rank's block
+  EXPECT_THROW(planCollective(c, 0, 2, 0, run), Error);
+}
+
+// Two ranks exchanging messages of different sizes in one batch: every round
+// is one host group; the messages between the pair match in order and
+// reassemble into the whole buffers.
+TEST(StagedPlan, SendRecvRoundsReassemble) {
+  const size_t chunk = 10;
+  std::vector<size_t> sizes = {0, 1, 25, 10, 33};
+  std::vector<std::vector<char>> src(2), dst(2);
+  std::vector<std::vector<std::vector<HostMsg>>> rounds(2);
+  std::vector<std::unique_ptr<Plan>> plans;
+  std::vector<std::vector<char>> bufs(2);
+  size_t total = 0;
+  for (size_t s : sizes) total += s;
+  for (int r = 0; r < 2; ++r) {
+    src[r].resize(total);
+    for (size_t i = 0; i < total; ++i) src[r][i] = static_cast<char>(r * 100 + i);
+    dst[r].assign(total, 0);
+    std::vector<P2PItem> items;
+    size_t off = 0;
+    for (size_t s : sizes) {
+      items.push_back({true, src[r].data() + off, s, 1 - r});
+      items.push_back({false, dst[r].data() + off, s, 1 - r});
+      off += s;
+    }
+    plans.push_back(planP2P(items, chunk, [&rounds, r](const std::vector<HostMsg>& m) { rounds[r].push_back(m); }));
+  }
+  ASSERT_EQ(plans[0]->segments(), 4u);  // 33 bytes in chunks of 10
+  const size_t slot = plans[0]->slotBytes();
+  std::vector<std::vector<char>> in(2, std::vector<char>(slot)), out(2, std::vector<char>(slot));
+  for (size_t k = 0; k < plans[0]->segments(); ++k) {
+    std::vector<Segment> seg(2);
+    for (int r = 0; r < 2; ++r) {
+      seg[r] = plans[r]->segment(k);
+      for (const Copy2D& c : seg[r].toHost) doCopy(c, in[r].data(), out[r].data(), true);
+      seg[r].host(in[r].data(), out[r].data());
+    }
+    // Deliver: the i-th send of each rank to the i-th receive of the other.
+    for (int r = 0; r < 2; ++r) {
+      std::vector<const HostMsg*> sends, recvs;
+      for (const auto& m : rounds[r][k])
+        if (m.isSend) sends.push_back(&m);
+      for (const auto& m : rounds[1 - r][k])
+        if (!m.isSend) recvs.push_back(&m);
+      ASSERT_EQ(sends.size(), recvs.size());
+      for (size_t i = 0; i < sends.size(); ++i) {
+        ASSERT_EQ(sends[i]->bytes, recvs[i]->bytes);
+        std::memcpy(recvs[i]->host, sends[i]->host, sends[i]->bytes);
+      }
+    }
+    for (int r = 0; r < 2; ++r)
+      for (const Copy2D& c : seg[r].toDevice) doCopy(c, in[r].data(), out[r].data(), false);
+  }
+  EXPECT_EQ(dst[0], src[1]);
+  EXPECT_EQ(dst[1], src[0]);
+}
+
+}  // namespace
+}  // namespace gdr::staged
