@@ -132,6 +132,24 @@ typedef int (*gdrParamVisitor_t)(const char* name, const char* type, const char*
                                  const char* currentValue, const char* description, void* arg);
 gdrResult_t gdrParamVisit(gdrParamVisitor_t visitor, void* arg);
 
+/* ---- memory registration (issue 5) ---- */
+
+/* Registering a buffer that is used again and again (host or device) lets the
+ * network transport keep its NIC registration between calls; unregistered
+ * buffers are registered for each operation and released after it, since the
+ * program may free them at any time. The buffer must stay allocated until
+ * gdrCommDeregister. Registering is optional and never changes results. */
+typedef struct gdrRegHandle* gdrRegHandle_t;
+gdrResult_t gdrCommRegister(gdrComm_t comm, void* buffer, size_t size, gdrRegHandle_t* handle);
+/* Drops the registration (and any cached NIC registration overlapping it);
+ * the handle is invalid afterwards. */
+gdrResult_t gdrCommDeregister(gdrComm_t comm, gdrRegHandle_t handle);
+/* Allocates size bytes: device memory (cudaMalloc, on this thread's current
+ * device) when a CUDA device is visible, page-aligned host memory otherwise. Such buffers keep their NIC
+ * registrations cached until gdrMemFree, which drops them. */
+gdrResult_t gdrMemAlloc(void** ptr, size_t size);
+gdrResult_t gdrMemFree(void* ptr);
+
 #ifdef __cplusplus
 }
 #endif

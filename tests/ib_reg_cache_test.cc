@@ -19,7 +19,7 @@ struct Fake {
   int regs = 0, deregs = 0;
   RegCache make(bool keep, size_t maxUnused = 64) {
     return RegCache(
-        [this](uintptr_t b, size_t l) {
+        [this](uintptr_t b, size_t l, const void*) {
           ++regs;
           EXPECT_EQ(b % 4096, 0u);
           EXPECT_EQ(l % 4096, 0u);
@@ -145,6 +145,163 @@ TEST(IbRegCache, RandomUseNeverLeaksAndAlwaysCovers) {
   }
   EXPECT_TRUE(f.live.empty());
   EXPECT_EQ(f.regs, f.deregs);
+}
+
+}  // namespace
+}  // namespace gdr::transport::ib
+#endif  // GDR_HAVE_IB
+
+// ---- the default policy: keep only what the program vouches for ----------
+#if GDR_HAVE_IB
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "gdr_gpu/fake_verbs.h"
+#include "gdrcoll.h"
+#include "transport/ib/mr_register.h"
+#include "transport/ib/user_ranges.h"
+
+namespace gdr::transport::ib {
+namespace {
+
+using gdr::testing::FakeVerbs;
+
+// A cache wired like the endpoint's: send sources through the fake verbs
+// table, kept only inside UserRanges.
+struct PolicyCache {
+  IbvApi api = FakeVerbs::table();
+  std::unique_ptr<RegCache> cache;
+  PolicyCache() {
+    FakeVerbs::get().reset();
+    MrContext mc;
+    mc.api = &api;
+    mc.what = "a test";
+    mc.kindOf = [](const void*) { return MemKind::Host; };
+    const IbvApi* a = &api;
+    cache = std::make_unique<RegCache>(
+        cacheRegisterFn(mc), [a](const Registration& r) { deregister(*a, r); },
+        static_cast<size_t>(sysconf(_SC_PAGESIZE)), true);
+    cache->followUserRanges();
+  }
+  void use(const void* p, size_t n) { cache->release(cache->acquire(p, n)); }
+};
+
+TEST(IbRegCachePolicy, UnlistedBuffersAreNeverKept) {
+  PolicyCache pc;
+  std::vector<char> buf(100000);
+  pc.use(buf.data(), buf.size());
+  pc.use(buf.data(), buf.size());
+  EXPECT_EQ(pc.cache->stats().hits, 0u);
+  EXPECT_EQ(pc.cache->stats().misses, 2u);
+  EXPECT_EQ(FakeVerbs::get().live, 0);  // nothing pinned once unused
+  EXPECT_EQ(pc.cache->size(), 0u);
+}
+
+TEST(IbRegCachePolicy, ListedRangesHitUntilRemoved) {
+  PolicyCache pc;
+  std::vector<char> buf(100000);
+  uint64_t id = UserRanges::instance().add(buf.data(), buf.size());
+  pc.use(buf.data(), buf.size());
+  pc.use(buf.data() + 5000, 1000);  // inside: a hit
+  pc.use(buf.data(), buf.size());
+  EXPECT_EQ(pc.cache->stats().misses, 1u);
+  EXPECT_EQ(pc.cache->stats().hits, 2u);
+  EXPECT_EQ(FakeVerbs::get().live, 1);
+  // A request reaching past the listed range is not kept.
+  pc.use(buf.data() + 90000, 20000);
+  EXPECT_EQ(FakeVerbs::get().live, 1);
+  EXPECT_TRUE(UserRanges::instance().remove(id));
+  EXPECT_EQ(FakeVerbs::get().live, 0);  // dropped before remove() returned
+  EXPECT_FALSE(UserRanges::instance().remove(id));
+  pc.use(buf.data(), buf.size());
+  EXPECT_EQ(pc.cache->stats().misses, 3u);
+  EXPECT_EQ(FakeVerbs::get().live, 0);
+}
+
+TEST(IbRegCachePolicy, RemovalWhileInFlightDropsOnRelease) {
+  PolicyCache pc;
+  std::vector<char> buf(50000);
+  uint64_t id = UserRanges::instance().add(buf.data(), buf.size());
+  const auto* e = pc.cache->acquire(buf.data(), buf.size());
+  UserRanges::instance().remove(id);
+  EXPECT_TRUE(e->stale);
+  EXPECT_EQ(FakeVerbs::get().live, 1);  // still used by the operation
+  pc.cache->release(e);
+  EXPECT_EQ(FakeVerbs::get().live, 0);
+}
+
+TEST(IbRegCachePolicy, OverlappingListedRanges) {
+  PolicyCache pc;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* mem = mmap(nullptr, 16 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mem, MAP_FAILED);
+  char* p = static_cast<char*>(mem);
+  uint64_t a = UserRanges::instance().add(p, 8 * page);
+  uint64_t b = UserRanges::instance().add(p + 4 * page, 8 * page);  // overlaps a
+  pc.use(p, 2 * page);               // inside a only
+  pc.use(p + 10 * page, page);       // inside b only
+  pc.use(p + 5 * page, 2 * page);    // inside both
+  pc.use(p + 6 * page, 4 * page);    // inside b
+  EXPECT_EQ(FakeVerbs::get().live, 4);
+  // Removing a drops what overlaps a (even if b covers it too), keeps what
+  // lies only in b.
+  UserRanges::instance().remove(a);
+  EXPECT_EQ(FakeVerbs::get().live, 1);
+  const uint64_t hits = pc.cache->stats().hits;
+  pc.use(p + 10 * page, page);  // still a hit
+  EXPECT_EQ(pc.cache->stats().hits, hits + 1);
+  // A range no single listed range covers is not kept; the unused entry
+  // inside it goes too.
+  pc.use(p + page, 10 * page);
+  EXPECT_EQ(FakeVerbs::get().live, 0);
+  pc.use(p + 10 * page, page);  // registered again, kept again
+  EXPECT_EQ(FakeVerbs::get().live, 1);
+  UserRanges::instance().remove(b);
+  EXPECT_EQ(FakeVerbs::get().live, 0);
+  munmap(mem, 16 * page);
+}
+
+TEST(IbRegCachePolicy, MemAllocAndFreeThroughTheApi) {
+  PolicyCache pc;
+  void* p = nullptr;
+  ASSERT_EQ(gdrMemAlloc(&p, 300000), gdrSuccess);  // host memory here (no GPU current)
+  ASSERT_NE(p, nullptr);
+  pc.use(p, 300000);
+  pc.use(static_cast<char*>(p) + 1000, 2000);
+  EXPECT_EQ(pc.cache->stats().hits, 1u);
+  EXPECT_EQ(FakeVerbs::get().live, 1);
+  EXPECT_EQ(FakeVerbs::get().calls.at(0).access, 0);  // a send source: local read only
+  ASSERT_EQ(gdrMemFree(p), gdrSuccess);
+  EXPECT_EQ(FakeVerbs::get().live, 0);  // dropped with the free
+  EXPECT_EQ(gdrMemFree(p), gdrInvalidArgument);  // twice
+  int local = 0;
+  EXPECT_EQ(gdrMemFree(&local), gdrInvalidArgument);  // not ours
+  EXPECT_EQ(gdrMemFree(nullptr), gdrSuccess);
+  EXPECT_EQ(gdrMemAlloc(nullptr, 10), gdrInvalidArgument);
+  EXPECT_EQ(gdrMemAlloc(&p, 0), gdrInvalidArgument);
+}
+
+TEST(IbRegCachePolicy, CommRegisterAndDeregister) {
+  gdrUniqueId id;
+  ASSERT_EQ(gdrGetUniqueId(&id), gdrSuccess);
+  gdrComm_t comm = nullptr;
+  ASSERT_EQ(gdrCommInitRank(&comm, 1, id, 0), gdrSuccess);
+  PolicyCache pc;
+  std::vector<char> buf(200000);
+  gdrRegHandle_t h = nullptr;
+  ASSERT_EQ(gdrCommRegister(comm, buf.data(), buf.size(), &h), gdrSuccess);
+  pc.use(buf.data(), buf.size());
+  pc.use(buf.data(), buf.size());
+  EXPECT_EQ(pc.cache->stats().hits, 1u);
+  EXPECT_EQ(FakeVerbs::get().live, 1);
+  ASSERT_EQ(gdrCommDeregister(comm, h), gdrSuccess);
+  EXPECT_EQ(FakeVerbs::get().live, 0);
+  EXPECT_EQ(gdrCommDeregister(comm, h), gdrInvalidArgument);  // stale handle
+  EXPECT_EQ(gdrCommRegister(comm, nullptr, 10, &h), gdrInvalidArgument);
+  EXPECT_EQ(gdrCommRegister(comm, buf.data(), 0, &h), gdrInvalidArgument);
+  EXPECT_EQ(gdrCommRegister(nullptr, buf.data(), 10, &h), gdrInvalidArgument);
+  EXPECT_EQ(gdrCommRegister(comm, buf.data(), 10, nullptr), gdrInvalidArgument);
+  EXPECT_EQ(gdrCommDestroy(comm), gdrSuccess);
 }
 
 }  // namespace

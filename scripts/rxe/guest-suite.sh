@@ -23,7 +23,7 @@ step colls_4qp 240 env GDR_IB_QPS_PER_PEER=4 $R 2 200 $T colls
 step colls_1qp_chunk4k 240 env GDR_IB_QPS_PER_PEER=1 GDR_IB_CHUNK=4096 GDR_IB_SLOTS=4 $R 2 200 $T colls
 # Transport auto between two "hosts" (GDR_HOST_ID differs): must pick ib.
 step auto_picks_ib 240 env GDR_TRANSPORT=auto RANK_HOSTS="hostA hostB" $R 2 200 $T colls
-step regcache 120 env GDR_IB_REG_CACHE=1 $R 2 100 $T regcache
+step regcache 120 env $R 2 100 $T regcache
 step mismatch 60 $R 2 50 $T mismatch
 step error_completion 60 $R 2 50 $T badkey
 step peer_killed 120 env GDR_TIMEOUT_MS=30000 $R 2 100 $T kill
@@ -37,7 +37,7 @@ if [ -z "${GDR_RXE_ONLY:-}" ] || [ "$GDR_RXE_ONLY" = bandwidth ]; then
     sleep 1
     timeout 120 ib_write_bw -d rxe1 -x "${G1##*/}" -s 1048576 -n 100 -F 127.0.0.1 2>&1 | grep -A1 'BW average' | sed 's/^/  ib_write_bw| /'
     wait
-    timeout 120 env GDR_IB_REG_CACHE=1 GDR_TEST_BW_BYTES=1048576 GDR_TEST_BW_ITERS=100 $R 2 110 $T bw | grep -E 'bandwidth|ib to|rc='
+    timeout 120 env GDR_TEST_BW_BYTES=1048576 GDR_TEST_BW_ITERS=100 $R 2 110 $T bw | grep -E 'bandwidth|ib to|rc='
 fi
 if [ "${GDR_RXE_QUICK:-0}" != 1 ]; then
     step colls_4ranks 300 $R 4 280 $T colls

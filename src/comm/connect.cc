@@ -160,7 +160,8 @@ void Communicator::connect() {
   // one host too, which is how the Soft-RoCE VM tests run). ----
 #if GDR_HAVE_IB
   if (!remote.empty() && (cfg_.transport == "auto" || cfg_.transport == "ib"))
-    transport::ib::upgradeEndpoints(*boot_, rank_, size_, remote, eps_, cfg_.transport == "ib", plan_.nic);
+    transport::ib::upgradeEndpoints(*boot_, rank_, size_, remote, eps_, cfg_.transport == "ib", plan_.nic,
+                                    plan_.nic.empty() || plan_.nicUsesGdr);
 #else
   if (cfg_.transport == "ib") throw NotSupported("GDR_TRANSPORT=ib but this build has no verbs support");
 #endif

@@ -70,13 +70,15 @@ const std::vector<Info> kParams = {
      "Local ACK timeout exponent (4.096 us * 2^n, 20: about 4 s) of the QPs; short ones retransmit "
      "spuriously on loaded hosts."},
     {"GDR_IB_RETRY_CNT", Type::Int, "7", "Transport retries before a QP reports the peer gone."},
-    {"GDR_IB_REG_CACHE", Type::Bool, "0",
-     "Keep send-buffer registrations after use (1: faster for reused buffers; unsafe if the program frees "
-     "and reallocates a buffer at the same address)."},
+    {"GDR_IB_REG_CACHE", Type::Bool, "1",
+     "Keep NIC registrations of buffers registered with gdrCommRegister or allocated by gdrMemAlloc "
+     "until they are deregistered or freed (0: register every buffer per operation). Other buffers "
+     "are always registered per operation, so memory freed behind the library's back is never stale."},
     {"GDR_NET_GDR", Type::Int, "-1",
      "GPU memory over the network: -1 auto (dma-buf, else nvidia-peermem, else staged), 0 always staged, "
-     "1 GPUDirect wherever the hardware allows. Today only the decision is made and logged: "
-     "GPU buffers between hosts are always staged through host memory."},
+     "1 GPUDirect wherever the hardware allows, even beyond GDR_NET_GDR_LEVEL. GPUDirect registers "
+     "device send buffers with the NIC (dma-buf or nvidia-peermem); without it they are staged. The "
+     "decision and its reason are logged (GDR_DEBUG_SUBSYS=NET) and shown by gdr-info."},
     // device (issue 4): device buffers, the cuda_ipc transport
     {"GDR_CUDA_IPC", Type::Bool, "1",
      "Run collectives on device buffers as fused kernels over CUDA IPC when every rank is on one host "

@@ -6,6 +6,9 @@
 
 #include "core/params.h"
 #include "gdrcoll.h"
+#if GDR_HAVE_IB
+#include "transport/ib/gdr_mode.h"
+#endif
 
 int main(int argc, char** argv) {
   bool markdown = false;
@@ -31,6 +34,13 @@ int main(int argc, char** argv) {
   gdrGetVersion(&v);
   std::printf("gdrcoll %d.%d.%d  CUDA: %s  verbs: %s\n\n", v / 10000, (v / 100) % 100, v % 100,
               GDR_HAVE_CUDA ? "built in" : "not built", GDR_HAVE_IB ? "built in (loaded at run time)" : "not built");
+#if GDR_HAVE_IB
+  {  // GPU memory over the network on this machine (the topology's path check aside)
+    gdr::transport::ib::GdrChecks c = gdr::transport::ib::probeGdrChecks();
+    std::printf("GPUDirect RDMA: %s\n\n",
+                gdr::transport::ib::describeGdr(c, gdr::transport::ib::decideGdr(c)).c_str());
+  }
+#endif
   for (const auto& p : gdr::param::all()) {
     std::string cur = gdr::param::current(p);
     std::printf("%-24s %-6s = %-10s (default %s)\n    %s\n", p.name, gdr::param::typeName(p.type), cur.c_str(),

@@ -5,6 +5,9 @@
 #include <cstring>
 #include <string>
 
+#if GDR_HAVE_IB
+#include "transport/ib/gdr_mode.h"
+#endif
 #include "core/error.h"
 #include "topology/report.h"
 #include "topology/topology.h"
@@ -63,6 +66,13 @@ int main(int argc, char** argv) {
     std::vector<gdr::topo::NicAssignment> assign = t.assignNics();
     std::string out = json ? formatJson(t, assign) : formatText(t, assign);
     std::fputs(out.c_str(), stdout);
+#if GDR_HAVE_IB
+    if (!json && xml.empty()) {  // this machine: how GPU memory would meet the NIC
+      gdr::transport::ib::GdrChecks c = gdr::transport::ib::probeGdrChecks();
+      std::printf("GPUDirect RDMA here: %s\n",
+                  gdr::transport::ib::describeGdr(c, gdr::transport::ib::decideGdr(c)).c_str());
+    }
+#endif
   } catch (const gdr::Error& e) {
     std::fprintf(stderr, "gdr-topo: %s\n", e.what());
     return 1;

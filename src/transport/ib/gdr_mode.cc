@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include "core/params.h"
+#include "core/error.h"
+#include "transport/ib/gpu_dmabuf.h"
 #include "transport/ib/ibv_api.h"
 
 namespace gdr::transport::ib {
@@ -37,18 +39,28 @@ GdrDecision decideGdr(const GdrChecks& c) {
                                : "neither dma-buf nor nvidia-peermem is available"};
 }
 
-GdrChecks probeGdrChecks() {
+GdrChecks probeGdrChecks(bool pathAllowed) {
   GdrChecks c;
   c.cudaBuilt = GDR_HAVE_CUDA;
-  // CUDA device and dma-buf attribute queries belong with the CUDA build;
-  // this build only reports what it can see without CUDA.
-  c.gpuPresent = false;
+  GpuNetCaps g = probeGpuNetCaps();
+  c.gpuPresent = g.gpuPresent;
+  c.gpuDmaBuf = g.dmaBuf;
+  c.pathAllowed = pathAllowed;
   const IbvApi* api = ibvApi();
   c.nicDmaBuf = api && api->reg_dmabuf_mr;
   c.peerMemLoaded = access("/sys/kernel/mm/memory_peers/nv_mem/version", F_OK) == 0 ||
                     access("/sys/module/nvidia_peermem", F_OK) == 0;
   c.forced = static_cast<int>(param::getInt("GDR_NET_GDR"));
   return c;
+}
+
+std::string describeGdr(const GdrChecks& c, const GdrDecision& d) {
+  auto yn = [](bool b) { return b ? "yes" : "no"; };
+  return strprintf(
+      "%s (%s); CUDA build %s, GPU %s, GPU dma-buf %s, ibv_reg_dmabuf_mr %s, nvidia-peermem %s, "
+      "path allowed %s, GDR_NET_GDR=%d",
+      gdrModeName(d.mode), d.reason.c_str(), yn(c.cudaBuilt), yn(c.gpuPresent), yn(c.gpuDmaBuf),
+      yn(c.nicDmaBuf), yn(c.peerMemLoaded), yn(c.pathAllowed), c.forced);
 }
 
 }  // namespace gdr::transport::ib

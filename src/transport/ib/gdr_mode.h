@@ -28,7 +28,11 @@ struct GdrDecision {
 };
 
 GdrDecision decideGdr(const GdrChecks& c);
-// The checks on this machine (sysfs for peermem, the loaded libibverbs).
-GdrChecks probeGdrChecks();
+// The checks on this machine: the CUDA build and the current GPU's dma-buf
+// support (through the runtime's driver entry points), sysfs for peermem,
+// the loaded libibverbs. `pathAllowed` comes from the topology.
+GdrChecks probeGdrChecks(bool pathAllowed = true);
+// One line for tools and logs: the checks and the decision.
+std::string describeGdr(const GdrChecks& c, const GdrDecision& d);
 
 }  // namespace gdr::transport::ib

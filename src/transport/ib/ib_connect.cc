@@ -12,7 +12,7 @@ namespace gdr::transport::ib {
 
 namespace {
 
-IbEndpointConfig configFromParams(int rank, int peer) {
+IbEndpointConfig configFromParams(int rank, int peer, GdrMode gpuMode) {
   IbEndpointConfig c;
   c.myRank = rank;
   c.peerRank = peer;
@@ -31,6 +31,7 @@ IbEndpointConfig configFromParams(int rank, int peer) {
   c.timeout = static_cast<int>(param::getInt("GDR_IB_TIMEOUT"));
   c.retryCnt = static_cast<int>(param::getInt("GDR_IB_RETRY_CNT"));
   c.keepRegistrations = param::getBool("GDR_IB_REG_CACHE");
+  c.gpuMode = gpuMode;
   if (c.qpDepth < 16 || c.maxWr < 1 || c.timeout < 0 || c.timeout > 31 || c.retryCnt < 0 ||
       c.retryCnt > 7 || c.trafficClass < 0 || c.trafficClass > 255 || c.serviceLevel < 0 ||
       c.serviceLevel > 15)
@@ -45,7 +46,7 @@ IbEndpointConfig configFromParams(int rank, int peer) {
 
 void upgradeEndpoints(boot::Bootstrap& boot, int rank, int size, const std::vector<int>& remote,
                       std::vector<std::unique_ptr<Endpoint>>& eps, bool forced,
-                      const std::string& preferredNic) {
+                      const std::string& preferredNic, bool gdrPathAllowed) {
   std::shared_ptr<IbDevice> dev;
   std::string why;
   try {
@@ -56,8 +57,10 @@ void upgradeEndpoints(boot::Bootstrap& boot, int rank, int size, const std::vect
   // A rank that cannot take part still joins the exchange below, so the
   // others fail with a message instead of waiting for it.
   if (!dev && !forced) GDR_INFO(kNet, "rank %d: verbs transport not used: %s", rank, why.c_str());
+  GdrMode gpuMode = GdrMode::Staged;
   if (dev) {
-    GdrDecision d = decideGdr(probeGdrChecks());
+    GdrDecision d = decideGdr(probeGdrChecks(gdrPathAllowed || preferredNic != dev->name()));
+    gpuMode = d.mode;
     GDR_INFO(kNet, "rank %d: GPU memory over %s: %s (%s)", rank, dev->name().c_str(),
              gdrModeName(d.mode), d.reason.c_str());
   }
@@ -68,7 +71,7 @@ void upgradeEndpoints(boot::Bootstrap& boot, int rank, int size, const std::vect
   std::vector<std::unique_ptr<IbEndpoint>> ibs(size);
   if (dev) {
     for (int r : remote) {
-      ibs[r] = std::make_unique<IbEndpoint>(dev, configFromParams(rank, r));
+      ibs[r] = std::make_unique<IbEndpoint>(dev, configFromParams(rank, r, gpuMode));
       table[static_cast<size_t>(rank) * size + r] = ibs[r]->localInfo();
     }
   }

@@ -17,9 +17,11 @@ namespace gdr::transport::ib {
 // replaced by an IbEndpoint that keeps the TCP one for abort notices and
 // peer-death detection. `forced` (GDR_TRANSPORT=ib): a rank without a
 // usable device throws instead of falling back. `preferredNic`: the
-// topology's NIC for this rank's GPU (GDR_IB_HCA still wins).
+// topology's NIC for this rank's GPU (GDR_IB_HCA still wins);
+// `gdrPathAllowed`: the topology finds GPUDirect worth it on that GPU-NIC path
+// (within GDR_NET_GDR_LEVEL), used when the device opened is that NIC.
 void upgradeEndpoints(boot::Bootstrap& boot, int rank, int size, const std::vector<int>& remote,
                       std::vector<std::unique_ptr<Endpoint>>& eps, bool forced,
-                      const std::string& preferredNic = "");
+                      const std::string& preferredNic = "", bool gdrPathAllowed = true);
 
 }  // namespace gdr::transport::ib

@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "transport/ib/mr_register.h"
 
 namespace gdr::transport::ib {
 
@@ -68,19 +69,19 @@ IbEndpoint::IbEndpoint(std::shared_ptr<IbDevice> dev, const IbEndpointConfig& cf
   if (cfg_.nSlots < 2 || (cfg_.nSlots & (cfg_.nSlots - 1)))
     throw InvalidArgument(strprintf("GDR_IB_SLOTS=%u must be a power of two >= 2", cfg_.nSlots));
   ibv_pd* pd = dev_->pd();
+  // Send sources only: the NIC reads them, so they get no access rights
+  // beyond local read. Device memory goes by the GPUDirect decision.
+  MrContext mc;
+  mc.api = &api;
+  mc.pd = pd;
+  mc.gpuMode = cfg_.gpuMode;
+  mc.use = MrUse::SendSource;
+  mc.what = strprintf("sends to rank %d on %s", cfg_.peerRank, dev_->name().c_str());
+  const IbvApi* apiPtr = &api;
   regs_ = std::make_unique<RegCache>(
-      [pd, &api, this](uintptr_t base, size_t len) {
-        ibv_mr* mr = api.reg_mr(pd, reinterpret_cast<void*>(base), len, IBV_ACCESS_LOCAL_WRITE);
-        if (!mr) mr = api.reg_mr(pd, reinterpret_cast<void*>(base), len, 0);  // read-only memory
-        if (!mr)
-          throw SystemError(
-              strprintf("ibv_reg_mr of %zu bytes at %p for sends to rank %d on %s", len,
-                        reinterpret_cast<void*>(base), cfg_.peerRank, dev_->name().c_str()),
-              errno);
-        return Registration{mr, mr->lkey, mr->rkey};
-      },
-      [&api](const Registration& r) { api.dereg_mr(static_cast<ibv_mr*>(r.handle)); },
+      cacheRegisterFn(std::move(mc)), [apiPtr](const Registration& r) { deregister(*apiPtr, r); },
       static_cast<size_t>(sysconf(_SC_PAGESIZE)), cfg_.keepRegistrations);
+  regs_->followUserRanges();
 
   slotStride_ = sizeof(ChunkHdr) + std::max(ChunkPolicy::kMax, policy_.chunk());
   slots_ = static_cast<char*>(pageAlloc(slotStride_ * cfg_.nSlots));

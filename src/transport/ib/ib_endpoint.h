@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "transport/ib/chunk_policy.h"
+#include "transport/ib/gdr_mode.h"
 #include "transport/ib/ib_device.h"
 #include "transport/ib/ib_wire.h"
 #include "transport/ib/reg_cache.h"
@@ -42,7 +43,8 @@ struct IbEndpointConfig {
   int serviceLevel = 0;
   int timeout = 20;
   int retryCnt = 7;
-  bool keepRegistrations = false;
+  bool keepRegistrations = true;  // of buffers in UserRanges (GDR_IB_REG_CACHE)
+  GdrMode gpuMode = GdrMode::Staged;  // how device send buffers meet the NIC
 };
 
 struct IbStats {
@@ -64,7 +66,12 @@ class IbEndpoint final : public Endpoint {
 
   const char* name() const override { return "ib"; }
   int peer() const override { return cfg_.peerRank; }
+  // Not kCapDeviceMemory: receives land in host slots and are copied out by
+  // the CPU, so device receive buffers must be staged by the caller. A device
+  // send buffer is registered by GPUDirect when gpuSendsDirect() (dma-buf or
+  // nvidia-peermem), else refused with NotSupported.
   uint32_t capabilities() const override { return kCapSingleCopy; }
+  bool gpuSendsDirect() const { return cfg_.gpuMode != GdrMode::Staged; }
   void postSend(SendOp* op) override;
   void postRecv(RecvOp* op) override { recvs_.push_back(op); }
   bool progress() override;

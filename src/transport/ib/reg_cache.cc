@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "transport/ib/user_ranges.h"
+
 namespace gdr::transport::ib {
 
 RegCache::RegCache(RegisterFn reg, DeregisterFn dereg, size_t pageBytes, bool keepUnused,
@@ -13,7 +15,16 @@ RegCache::RegCache(RegisterFn reg, DeregisterFn dereg, size_t pageBytes, bool ke
       maxUnused_(maxUnused) {}
 
 RegCache::~RegCache() {
+  if (subscription_) UserRanges::instance().unsubscribe(subscription_);
+  std::lock_guard<std::mutex> g(mu_);
   while (!entries_.empty()) drop(entries_.begin());
+}
+
+void RegCache::followUserRanges() {
+  keepFn_ = [](const void* a, size_t l) { return UserRanges::instance().covers(a, l); };
+  if (!subscription_)
+    subscription_ = UserRanges::instance().subscribe(
+        [this](uintptr_t a, size_t l) { invalidate(reinterpret_cast<const void*>(a), l); });
 }
 
 void RegCache::drop(Map::iterator it) {
@@ -25,6 +36,9 @@ const RegCache::Entry* RegCache::acquire(const void* addr, size_t len) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
   const uintptr_t lo = a & ~(page_ - 1);
   const uintptr_t hi = (a + (len ? len : 1) + page_ - 1) & ~(page_ - 1);
+  // Asked before locking: the policy may lock UserRanges, whose drops lock us.
+  const bool keep = keepUnused_ && (!keepFn_ || keepFn_(addr, len));
+  std::lock_guard<std::mutex> g(mu_);
   // Candidates start at or below `lo`; entries are few, so walk down from there.
   for (auto it = entries_.upper_bound(lo); it != entries_.begin();) {
     --it;
@@ -45,15 +59,16 @@ const RegCache::Entry* RegCache::acquire(const void* addr, size_t len) {
     }
     it = next;
   }
-  Registration r = reg_(lo, hi - lo);
-  auto it = entries_.emplace(lo, Entry{lo, hi - lo, r, 1, false});
+  Registration r = reg_(lo, hi - lo, addr);
+  auto it = entries_.emplace(lo, Entry{lo, hi - lo, r, 1, false, keep});
   return &it->second;
 }
 
 void RegCache::release(const Entry* e) {
+  std::lock_guard<std::mutex> g(mu_);
   for (auto it = entries_.find(e->base); it != entries_.end() && it->first == e->base; ++it) {
     if (&it->second != e) continue;
-    if (--it->second.refs == 0 && (it->second.stale || !keepUnused_)) {
+    if (--it->second.refs == 0 && (it->second.stale || !it->second.keep)) {
       drop(it);
     } else if (it->second.refs == 0) {
       trimUnused();
@@ -81,6 +96,7 @@ void RegCache::trimUnused() {
 void RegCache::invalidate(const void* addr, size_t len) {
   const uintptr_t lo = reinterpret_cast<uintptr_t>(addr);
   const uintptr_t hi = lo + len;
+  std::lock_guard<std::mutex> g(mu_);
   for (auto it = entries_.begin(); it != entries_.end() && it->first < hi;) {
     auto next = std::next(it);
     Entry& e = it->second;
