@@ -44,7 +44,9 @@ typedef enum {
   gdrBfloat16 = 7,
   gdrFloat32 = 8,
   gdrFloat64 = 9,
-  gdrNumTypes = 10
+  gdrFloat8e4m3 = 10, /* OCP fp8 E4M3 (max 448, no infinities); reduced in fp32, stored saturating */
+  gdrFloat8e5m2 = 11, /* OCP fp8 E5M2 (max 57344); reduced in fp32, stored saturating */
+  gdrNumTypes = 12
 } gdrDataType_t;
 
 typedef enum { gdrSum = 0, gdrProd = 1, gdrMax = 2, gdrMin = 3, gdrAvg = 4, gdrNumOps = 5 } gdrRedOp_t;
@@ -121,6 +123,20 @@ gdrResult_t gdrSend(const void* sendbuf, size_t count, gdrDataType_t datatype, i
                     gdrComm_t comm, gdrStream_t stream);
 gdrResult_t gdrRecv(void* recvbuf, size_t count, gdrDataType_t datatype, int peer,
                     gdrComm_t comm, gdrStream_t stream);
+/* Groups also let one thread drive several communicators (one per GPU, as
+ * NCCL programs do). Inside a group gdrCommInitRank returns its handle at
+ * once and connects at gdrGroupEnd (all pending inits concurrently), and
+ * collectives are queued too; gdrGroupEnd runs each communicator's share on
+ * its own worker thread, e.g. group { for g: gdrAllReduce(.., comm[g],
+ * stream[g]) }. The CUDA device current at a communicator's init is its
+ * device: its work runs with that device set, whatever the caller's current
+ * device (which is left as it was). gdrGroupEnd returns when host buffers are
+ * done and device work is enqueued, with the first error; a failed init
+ * leaves that communicator in the error state (destroy it), and a
+ * gdrCommInitRank that fails inside a group fails the group's other pending
+ * inits rather than letting them wait for a rank that will never come.
+ * Work queued on a communicator in the group that creates it runs after it
+ * connects; any other use before that gdrGroupEnd is gdrInvalidUsage. */
 gdrResult_t gdrGroupStart(void);
 gdrResult_t gdrGroupEnd(void);
 

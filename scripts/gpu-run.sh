@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds gdrcoll and runs the GPU tests and the device benchmark in one go,
-# for the lent 2xH200 machine (one process per GPU). Logs go under $OUT
-# (or build-gpu-run/out). Usage: scripts/gpu-run.sh [tests|bench|all] [quick]
+# for the lent 2xH200 machine: one process per GPU under mpirun, and one
+# process driving every GPU (gdr-gpu-multidev-test). Logs go under $OUT
+# (or build-gpu-run/out). Usage: scripts/gpu-run.sh [tests|bench|sanitize|all] [quick]
+# (SANITIZE=1 adds the compute-sanitizer step to any of them).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1  # never NVLink multicast
@@ -18,7 +20,7 @@ cat "$O/machine.txt" | head -8
 
 t0=$(date +%s)
 cmake -S . -B "$B" -G Ninja -DGDR_ENABLE_IB=OFF -DCMAKE_BUILD_TYPE=Release >"$O/build.log" 2>&1 &&
-  ninja -C "$B" -j32 gdr-gpu-test gdr-bench >>"$O/build.log" 2>&1
+  ninja -C "$B" -j32 gdr-gpu-test gdr-gpu-multidev-test gdr-bench >>"$O/build.log" 2>&1
 rc=$?
 echo "build rc=$rc in $(( $(date +%s) - t0 )) s"
 if [ $rc -ne 0 ]; then tail -40 "$O/build.log"; exit $rc; fi
@@ -33,6 +35,13 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     grep -E "^\[|gpu tests" "$O/gpu-test-np$np.log" | grep -v "^\[ ok" ; grep -m5 -E "element|failed|error" "$O/gpu-test-np$np.log"
     [ $r -ne 0 ] && status=$r
   done
+  # One process, one communicator per GPU (made inside a group); rc 77 = skipped.
+  t0=$(date +%s)
+  GDR_TIMEOUT_MS=60000 timeout 400 "$B/bin/gdr-gpu-multidev-test" $quick >"$O/gpu-multidev.log" 2>&1
+  r=$?
+  echo "gpu tests one process, all GPUs rc=$r in $(( $(date +%s) - t0 )) s"
+  grep -E "^\[|gpu multi|skipped" "$O/gpu-multidev.log" | grep -v "^\[ ok" ; grep -m5 -E "element|failed|error" "$O/gpu-multidev.log"
+  [ $r -ne 0 ] && [ $r -ne 77 ] && status=$r
 fi
 
 if [ "$what" = bench ] || [ "$what" = all ]; then
@@ -84,18 +93,25 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   grep -hE "^#|^  " "$B"/bench-allreduce.txt | cut -c1-150
 fi
 if [ "$what" = sanitize ] || [ "${SANITIZE:-0}" = 1 ]; then
-  # compute-sanitizer on the kernels (short runs: the tools slow kernels down a lot).
+  # compute-sanitizer on the kernels of every collective (short runs: the
+  # tools slow kernels down a lot). Sizes span the one-shot/two-shot and the
+  # narrow/wide exchange grids where they fit in the time.
+  san() {  # tool, name, bench args...
+    local tool=$1 name=$2; shift 2
+    timeout 200 $MPI $NP compute-sanitizer --tool $tool --print-limit 20 "$B/bin/gdr-bench" "$@" --mem cuda \
+      --check --iters 2 --warmup 1 >"$B/san-$tool-$name.txt" 2>&1
+    echo "compute-sanitizer $tool ($name: $*) rc=$?"
+    grep -E "ERROR SUMMARY|========= [A-Z]" "$B/san-$tool-$name.txt" | sort | uniq -c | head -8
+    { echo "## compute-sanitizer --tool $tool gdr-bench $*"; cat "$B/san-$tool-$name.txt"; } >>"$O/sanitize.log"
+  }
   for tool in memcheck racecheck; do
-    timeout 200 $MPI $NP compute-sanitizer --tool $tool --print-limit 20 "$B/bin/gdr-bench" allreduce --mem cuda \
-      --check --iters 2 --warmup 1 --min 8 --max 64M >"$B/san-$tool.txt" 2>&1
-    echo "compute-sanitizer $tool (allreduce 8 B..64 MiB) rc=$?"
-    grep -E "ERROR SUMMARY|========= [A-Z]" "$B/san-$tool.txt" | sort | uniq -c | head -8
-    cat "$B/san-$tool.txt" >>"$O/sanitize.log"
-    timeout 200 $MPI $NP compute-sanitizer --tool $tool --print-limit 20 "$B/bin/gdr-bench" alltoall --mem cuda \
-      --check --iters 2 --warmup 1 --min 1K --max 16M >"$B/san-$tool-a2a.txt" 2>&1
-    echo "compute-sanitizer $tool (alltoall 1 KiB..16 MiB) rc=$?"
-    grep -E "ERROR SUMMARY" "$B/san-$tool-a2a.txt" | sort | uniq -c
-    cat "$B/san-$tool-a2a.txt" >>"$O/sanitize.log"
+    san $tool allreduce allreduce --min 8 --max 64M
+    san $tool alltoall alltoall --min 1K --max 16M
+    san $tool allgather allgather --min 8 --max 4M
+    san $tool reducescatter reducescatter --min 8 --max 4M
+    san $tool bcast bcast --min 8 --max 4M
+    san $tool reduce reduce --min 8 --max 4M
+    san $tool sendrecv sendrecv --min 8 --max 4M
   done
 fi
 exit $status

@@ -10,7 +10,10 @@
 #include "collectives/reduce_host.h"
 #include "comm/device_colls.h"
 #include "comm/host_colls.h"
+#include "comm/group.h"
+#include "comm/group_device.h"
 #include "comm/p2p.h"
+#include "comm/staged_path.h"
 #include "core/memory_kind.h"
 
 using gdr::CollCall;
@@ -24,6 +27,12 @@ namespace {
 Communicator& ready(gdrComm_t comm) {
   Communicator& c = checkComm(comm);
   c.throwIfFailed();
+  // A communicator created inside a group connects at that group's end; its
+  // own group may queue work for it (run after the connect), nothing else.
+  if (c.pending() && !gdr::groupOwnsInit(&c))
+    throw gdr::InvalidUsage(
+        "the communicator is still being created: its gdrCommInitRank was inside a group whose gdrGroupEnd has "
+        "not run yet");
   return c;
 }
 
@@ -67,18 +76,38 @@ void checkPeer(const Communicator& c, int peer) {
 
 bool inPlace(const void* sendbuf, const void* recvbuf) { return sendbuf == GDR_IN_PLACE || sendbuf == recvbuf; }
 
-// ---- device routing (issue 4) ----
-// Device buffers go to the stream-ordered device path; host buffers to the
-// host path, unchanged.
+// Device buffers go to the stream-ordered device path (with the
+// communicator's device set); host buffers to the host path. Inside a group
+// the call is queued for gdrGroupEnd (comm/group.h).
 void run(Communicator& c, const CollCall& call, bool onDevice, gdrStream_t stream) {
-  if (gdr::inGroup())
-    throw gdr::InvalidUsage("collectives inside gdrGroupStart/gdrGroupEnd are not supported; only send/recv");
-  if (onDevice)
+  if (gdr::inGroup()) {
+    gdr::groupAddColl(c, call, onDevice, stream);
+  } else if (onDevice) {
+    gdr::ScopedDevice d(c.device());
     gdr::runDeviceCollective(c, call, stream);
-  else
+  } else {
+    gdr::waitStagedIdle(c);  // after the staged device operations before it (comm/staged_path.h)
     gdr::runHostCollective(c, call);
+  }
 }
-// ---- end device routing ----
+
+void runP2P(Communicator& c, const gdr::P2PRequest& r, bool onDevice) {
+  if (gdr::inGroup()) {
+    gdr::groupAddP2P(c, r, onDevice);
+  } else if (onDevice) {
+    gdr::ScopedDevice d(c.device());
+    if (r.isSend)
+      gdr::deviceSend(c, r.sendBuf, r.count, r.type, r.peer, r.stream);
+    else
+      gdr::deviceRecv(c, r.recvBuf, r.count, r.type, r.peer, r.stream);
+  } else {
+    gdr::waitStagedIdle(c);  // after the staged device operations before it (comm/staged_path.h)
+    if (r.isSend)
+      gdr::p2pSend(c, r.sendBuf, r.count, r.type, r.peer);
+    else
+      gdr::p2pRecv(c, r.recvBuf, r.count, r.type, r.peer);
+  }
+}
 
 }  // namespace
 
@@ -230,11 +259,7 @@ gdrResult_t gdrSend(const void* sendbuf, size_t count, gdrDataType_t datatype, i
     checkCount(count, 1, datatype, "count");
     checkBuf(sendbuf, count, "sendbuf");
     checkPeer(c, peer);
-    const bool dev = gdr::isDeviceCall(sendbuf);
-    if (dev)
-      gdr::deviceSend(c, sendbuf, count, datatype, peer, stream);
-    else
-      gdr::p2pSend(c, sendbuf, count, datatype, peer);
+    runP2P(c, gdr::P2PRequest{true, sendbuf, nullptr, count, datatype, peer, stream}, gdr::isDeviceCall(sendbuf));
   });
 }
 
@@ -246,11 +271,7 @@ gdrResult_t gdrRecv(void* recvbuf, size_t count, gdrDataType_t datatype, int pee
     checkCount(count, 1, datatype, "count");
     checkBuf(recvbuf, count, "recvbuf");
     checkPeer(c, peer);
-    const bool dev = gdr::isDeviceCall(recvbuf);
-    if (dev)
-      gdr::deviceRecv(c, recvbuf, count, datatype, peer, stream);
-    else
-      gdr::p2pRecv(c, recvbuf, count, datatype, peer);
+    runP2P(c, gdr::P2PRequest{false, nullptr, recvbuf, count, datatype, peer, stream}, gdr::isDeviceCall(recvbuf));
   });
 }
 
@@ -259,10 +280,7 @@ gdrResult_t gdrGroupStart(void) {
 }
 
 gdrResult_t gdrGroupEnd(void) {
-  return guarded("gdrGroupEnd", nullptr, [&] {
-    gdr::groupEnd();
-    if (!gdr::inGroup()) gdr::deviceGroupEnd();  // device routing (issue 4)
-  });
+  return guarded("gdrGroupEnd", nullptr, [&] { gdr::groupEnd(); });
 }
 
 }  // extern "C"

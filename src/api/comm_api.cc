@@ -1,9 +1,12 @@
 // Communicator entry points of the C API.
 #include <mpi.h>
 
+#include <memory>
+
 #include "api/guard.h"
 #include "bootstrap/bootstrap.h"
-#include "comm/p2p.h"
+#include "comm/group.h"
+#include "comm/group_device.h"
 #include "core/params.h"
 #include "gdrcoll_mpi.h"
 
@@ -24,7 +27,11 @@ gdrResult_t gdrCommInitMPI(gdrComm_t* comm, MPI_Comm mpiComm) {
     GDR_CHECK_ARG(comm, "comm (the output pointer) is NULL");
     GDR_CHECK_ARG(mpiComm != MPI_COMM_NULL, "the MPI communicator is MPI_COMM_NULL");
     *comm = nullptr;
+    // Collective over MPI at once, even inside a group (the MPI bootstrap
+    // cannot move to a worker thread).
+    const int device = gdr::currentCudaDevice();
     auto c = new gdrComm(gdr::boot::makeMpiBootstrap(&mpiComm));
+    c->setDevice(device);
     gdr::api::registerComm(c);
     *comm = c;
   });
@@ -37,16 +44,31 @@ gdrResult_t gdrGetUniqueId(gdrUniqueId* uniqueId) {
   });
 }
 
+// Inside a group: returns a pending handle at once; the rendezvous runs at
+// gdrGroupEnd on a worker thread (comm/group.h). The CUDA device current
+// here is the communicator's device either way.
 gdrResult_t gdrCommInitRank(gdrComm_t* comm, int nranks, gdrUniqueId uniqueId, int rank) {
-  return guarded("gdrCommInitRank", nullptr, [&] {
+  const gdrResult_t r = guarded("gdrCommInitRank", nullptr, [&] {
     GDR_CHECK_ARG(comm, "comm (the output pointer) is NULL");
+    *comm = nullptr;
     GDR_CHECK_ARG(nranks > 0, "nranks must be positive, got %d", nranks);
     GDR_CHECK_ARG(rank >= 0 && rank < nranks, "rank %d is outside [0, %d)", rank, nranks);
-    *comm = nullptr;
-    auto c = new gdrComm(gdr::boot::makeTcpBootstrap(uniqueId, rank, nranks));
-    gdr::api::registerComm(c);
-    *comm = c;
+    std::unique_ptr<gdrComm> c(new gdrComm(rank, nranks));
+    c->setDevice(gdr::currentCudaDevice());
+    if (!gdr::inGroup()) c->start(gdr::boot::makeTcpBootstrap(uniqueId, rank, nranks));
+    gdr::api::registerComm(c.get());
+    if (gdr::inGroup()) {
+      try {
+        gdr::groupAddInit(c.get(), [uniqueId, rank, nranks] { return gdr::boot::makeTcpBootstrap(uniqueId, rank, nranks); });
+      } catch (...) {
+        gdr::api::unregisterComm(c.get());
+        throw;
+      }
+    }
+    *comm = c.release();
   });
+  if (r != gdrSuccess && gdr::inGroup()) gdr::groupNoteInitError(r, gdr::api::threadLastError());
+  return r;
 }
 
 gdrResult_t gdrCommDestroy(gdrComm_t comm) {

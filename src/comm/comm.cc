@@ -17,9 +17,14 @@
 
 namespace gdr {
 
-Communicator::Communicator(std::unique_ptr<boot::Bootstrap> boot) : boot_(std::move(boot)) {
-  rank_ = boot_->rank();
-  size_ = boot_->size();
+Communicator::Communicator(std::unique_ptr<boot::Bootstrap> boot) {
+  readConfig();
+  start(std::move(boot));
+}
+
+Communicator::Communicator(int rank, int size) : rank_(rank), size_(size), pending_(true) { readConfig(); }
+
+void Communicator::readConfig() {
   cfg_.timeoutMs = param::getInt("GDR_TIMEOUT_MS");
   cfg_.spinBeforeYield = static_cast<int>(param::getInt("GDR_SPIN_BEFORE_YIELD"));
   cfg_.checkMismatch = static_cast<int>(param::getInt("GDR_CHECK_MISMATCH"));
@@ -30,7 +35,14 @@ Communicator::Communicator(std::unique_ptr<boot::Bootstrap> boot) : boot_(std::m
   if (cfg_.transport != "auto" && cfg_.transport != "shm" && cfg_.transport != "socket" &&
       cfg_.transport != "ib" /* ib transport (issue 5) */)
     throw InvalidArgument("GDR_TRANSPORT=" + cfg_.transport + " is not one of auto, shm, socket, ib");
-  log::setContext(rank_, -1);
+}
+
+void Communicator::start(std::unique_ptr<boot::Bootstrap> boot) {
+  boot_ = std::move(boot);
+  if (boot_->rank() != rank_ && pending()) throw InternalError("bootstrap rank differs from the pending rank");
+  rank_ = boot_->rank();
+  size_ = boot_->size();
+  log::setContext(rank_, device_);
   connect();
   // More ranks than cores on this host: a waiting rank must give its core
   // away at once or it starves the rank it waits for (as Open MPI's
@@ -44,6 +56,7 @@ Communicator::Communicator(std::unique_ptr<boot::Bootstrap> boot) : boot_(std::m
     cfg_.spinBeforeYield = 0;
     GDR_INFO(kInit, "%d ranks on this host share %ld cores: waits yield at once", local, cores);
   }
+  pending_.store(false, std::memory_order_release);
   GDR_INFO(kInit, "communicator ready: rank %d of %d, bootstrap %s", rank_, size_, boot_->name());
 }
 

@@ -48,7 +48,21 @@ struct PeerInfo {
 
 class Communicator {
  public:
+  // Connects at once (blocking rendezvous through `boot`).
   Communicator(std::unique_ptr<boot::Bootstrap> boot);
+  // A communicator whose rendezvous runs later, through start() (an init
+  // inside gdrGroupStart/gdrGroupEnd: comm/group.h). Until then it is
+  // pending: rank and size are known, nothing is connected.
+  Communicator(int rank, int size);
+  // Runs the rendezvous and connects (blocking). Throws on failure; the
+  // caller then puts the communicator in the error state.
+  void start(std::unique_ptr<boot::Bootstrap> boot);
+  // A failed start(): the communicator leaves the pending state for the
+  // error state (every later call fails with `text`; destroy frees it).
+  void failStart(gdrResult_t code, const std::string& text) noexcept {
+    fail(code, text);
+    pending_.store(false, std::memory_order_release);
+  }
   ~Communicator();
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
@@ -56,6 +70,11 @@ class Communicator {
   int rank() const { return rank_; }
   int size() const { return size_; }
   const CommConfig& config() const { return cfg_; }
+  bool pending() const { return pending_.load(std::memory_order_acquire); }
+  // The CUDA device current when the communicator was created (-1: none);
+  // device work on this communicator runs with it set.
+  int device() const { return device_; }
+  void setDevice(int device) { device_ = device; }
   transport::Endpoint* endpoint(int peer) const { return eps_[peer].get(); }
   const char* transportTo(int peer) const { return eps_[peer] ? eps_[peer]->name() : "self"; }
   bool sameHost(int peer) const;
@@ -83,6 +102,7 @@ class Communicator {
   std::string lastError() const;
 
  private:
+  void readConfig();
   void connect();
   void connectShm(const std::vector<PeerInfo>& peers, const std::vector<ConnInfo>& conn,
                   const std::vector<int>& local);
@@ -92,6 +112,8 @@ class Communicator {
 
   std::unique_ptr<boot::Bootstrap> boot_;
   int rank_ = 0, size_ = 1;
+  int device_ = -1;
+  std::atomic<bool> pending_{false};
   CommConfig cfg_;
   std::vector<PeerInfo> peers_;
   TopoPlan plan_;

@@ -9,6 +9,7 @@
 
 #include "collectives/reduce_host.h"
 #include "comm/p2p.h"
+#include "comm/staged_path.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/memory_kind.h"
@@ -256,67 +257,8 @@ void runIpc(Communicator& comm, ipc::IpcContext& ctx, const AlgoPolicy& pol, con
 
 // ---- the staged path -------------------------------------------------------
 
-// Elements each side of a collective touches, for the host copies.
-struct Extent {
-  size_t in = 0, out = 0;
-};
-
-Extent extentOf(const Communicator& comm, const CollCall& c) {
-  const size_t n = comm.size();
-  const bool root = comm.rank() == c.root;
-  switch (c.kind) {
-    case CollKind::AllReduce: return {c.count, c.count};
-    case CollKind::Broadcast: return {c.count, c.count};
-    case CollKind::Reduce: return {c.count, root ? c.count : 0};
-    case CollKind::AllGather: return {c.inPlace ? 0 : c.count, n * c.count};
-    case CollKind::ReduceScatter: return {c.inPlace ? 0 : n * c.count, c.inPlace ? n * c.count : c.count};
-    case CollKind::AllToAll: return {c.inPlace ? 0 : n * c.count, n * c.count};
-    case CollKind::AllToAllv: {
-      Extent e;
-      for (size_t r = 0; r < n; ++r) {
-        e.out = std::max(e.out, c.recvDispls[r] + c.recvCounts[r]);
-        if (!c.inPlace) e.in = std::max(e.in, c.sendDispls[r] + c.sendCounts[r]);
-      }
-      return e;
-    }
-    case CollKind::Barrier: return {};
-  }
-  return {};
-}
-
-void refuseCapture(cudaStream_t s) {
-  cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
-  checkCuda(cudaStreamIsCapturing(s, &st), "cudaStreamIsCapturing");
-  if (st != cudaStreamCaptureStatusNone)
-    throw NotSupported(
-        "device buffers on this communicator take the staged path (host copies), which cannot be captured in a "
-        "CUDA graph");
-}
-
-void runStaged(Communicator& comm, const CollCall& call, cudaStream_t s) {
-  refuseCapture(s);
-  const size_t eb = coll::typeSize(call.type);
-  const Extent e = extentOf(comm, call);
-  checkCuda(cudaStreamSynchronize(s), "cudaStreamSynchronize (staged path)");
-  // In-place forms keep their single buffer: copy it whole in and out.
-  std::vector<char> hin, hout(e.out * eb);
-  CollCall h = call;
-  const bool reduceNonRoot = call.kind == CollKind::Reduce && comm.rank() != call.root;
-  const bool bothInOut = call.inPlace || call.kind == CollKind::Broadcast;
-  if (bothInOut && !reduceNonRoot) {
-    if (!hout.empty()) checkCuda(cudaMemcpy(hout.data(), call.recvbuf, hout.size(), cudaMemcpyDeviceToHost), "cudaMemcpy");
-    h.recvbuf = hout.data();
-    h.sendbuf = call.kind == CollKind::Broadcast ? hout.data() : call.sendbuf;
-  } else {
-    hin.resize((reduceNonRoot ? call.count : e.in) * eb);
-    if (!hin.empty()) checkCuda(cudaMemcpy(hin.data(), call.sendbuf, hin.size(), cudaMemcpyDeviceToHost), "cudaMemcpy");
-    h.sendbuf = hin.data();
-    h.recvbuf = hout.empty() ? nullptr : hout.data();
-  }
-  runHostCollective(comm, h);
-  if (!hout.empty() && call.recvbuf)
-    checkCuda(cudaMemcpy(call.recvbuf, hout.data(), hout.size(), cudaMemcpyHostToDevice), "cudaMemcpy");
-}
+// Stream-ordered and pipelined through the progress thread: comm/staged_path.h.
+void runStaged(Communicator& comm, const CollCall& call, cudaStream_t s) { runStagedCollective(comm, call, s); }
 
 // ---- send/recv ---------------------------------------------------------------
 
@@ -329,7 +271,6 @@ struct DeviceP2P {
   int peer;
   cudaStream_t stream;
 };
-thread_local std::vector<DeviceP2P> tDeviceGroup;
 
 // Runs one communicator's queued send/recv: the k-th kernel carries the k-th
 // send and the k-th receive of every peer (messages between two ranks match
@@ -341,19 +282,10 @@ void runP2P(Communicator& comm, const std::vector<DeviceP2P>& ops) {
     if (o.stream != s)
       throw InvalidUsage("device send/recv of one communicator inside a group must use one stream");
   if (!ctx) {
-    for (const auto& o : ops) {
-      refuseCapture(s);
-      checkCuda(cudaStreamSynchronize(s), "cudaStreamSynchronize (staged path)");
-      std::vector<char> h(o.bytes);
-      if (o.isSend) {
-        if (o.bytes) checkCuda(cudaMemcpy(h.data(), o.sendBuf, o.bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
-        p2pSend(comm, h.data(), o.bytes, gdrUint8, o.peer);
-      } else {
-        p2pRecv(comm, h.data(), o.bytes, gdrUint8, o.peer);
-        if (o.bytes) checkCuda(cudaMemcpy(o.recvBuf, h.data(), o.bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
-      }
-    }
-    return;
+    std::vector<staged::P2PItem> items;  // the staged path (comm/staged_path.h)
+    for (const auto& o : ops)
+      items.push_back({o.isSend, static_cast<char*>(o.isSend ? const_cast<void*>(o.sendBuf) : o.recvBuf), o.bytes, o.peer});
+    return runStagedP2P(comm, std::move(items), s);
   }
   const int n = comm.size();
   std::vector<std::vector<const DeviceP2P*>> sends(n), recvs(n);
@@ -386,11 +318,9 @@ void runP2P(Communicator& comm, const std::vector<DeviceP2P>& ops) {
   });
 }
 
-void queueOrRun(DeviceP2P op) {
-  if (inGroup()) {
-    tDeviceGroup.push_back(op);
-    return;
-  }
+// A lone send/recv (outside any group; groups queue in comm/group.cc and
+// hand each communicator's batch to deviceP2PBatch).
+void runOne(DeviceP2P op) {
   if (op.peer == op.comm->rank())
     throw InvalidUsage("a device send/recv to oneself must be inside gdrGroupStart/gdrGroupEnd with its match");
   runP2P(*op.comm, {op});
@@ -410,29 +340,31 @@ void runDeviceCollective(Communicator& comm, const CollCall& call, gdrStream_t s
 }
 
 void deviceSend(Communicator& comm, const void* buf, size_t count, gdrDataType_t type, int peer, gdrStream_t stream) {
-  queueOrRun({&comm, true, buf, nullptr, count * coll::typeSize(type), peer, reinterpret_cast<cudaStream_t>(stream)});
+  runOne({&comm, true, buf, nullptr, count * coll::typeSize(type), peer, reinterpret_cast<cudaStream_t>(stream)});
 }
 
 void deviceRecv(Communicator& comm, void* buf, size_t count, gdrDataType_t type, int peer, gdrStream_t stream) {
-  queueOrRun({&comm, false, nullptr, buf, count * coll::typeSize(type), peer, reinterpret_cast<cudaStream_t>(stream)});
+  runOne({&comm, false, nullptr, buf, count * coll::typeSize(type), peer, reinterpret_cast<cudaStream_t>(stream)});
 }
 
-void deviceGroupEnd() {
+void deviceP2PBatch(Communicator& comm, const std::vector<P2PRequest>& reqs) {
+  if (reqs.empty()) return;
   std::vector<DeviceP2P> ops;
-  ops.swap(tDeviceGroup);
-  // Per communicator, in the order first seen.
-  std::vector<Communicator*> comms;
-  for (const auto& o : ops)
-    if (std::find(comms.begin(), comms.end(), o.comm) == comms.end()) comms.push_back(o.comm);
-  for (Communicator* c : comms) {
-    std::vector<DeviceP2P> mine;
-    for (const auto& o : ops)
-      if (o.comm == c) mine.push_back(o);
-    runP2P(*c, mine);
-  }
+  ops.reserve(reqs.size());
+  for (const P2PRequest& r : reqs)
+    ops.push_back({&comm, r.isSend, r.sendBuf, r.recvBuf, r.count * coll::typeSize(r.type), r.peer,
+                   reinterpret_cast<cudaStream_t>(r.stream)});
+  runP2P(comm, ops);
+}
+
+bool deviceOpsAsync(const Communicator& comm) {
+  std::lock_guard<std::mutex> g(gStatesMu);
+  auto it = gStates.find(&comm);
+  return it != gStates.end() && it->second->ipc && it->second->ipc->deviceErrors() == 0;
 }
 
 void releaseDeviceState(const Communicator* comm) noexcept {
+  releaseStagedState(comm);
   std::unique_ptr<DeviceState> st;
   {
     std::lock_guard<std::mutex> g(gStatesMu);
@@ -441,8 +373,6 @@ void releaseDeviceState(const Communicator* comm) noexcept {
     st = std::move(it->second);
     gStates.erase(it);
   }
-  auto& q = tDeviceGroup;
-  q.erase(std::remove_if(q.begin(), q.end(), [&](const DeviceP2P& o) { return o.comm == comm; }), q.end());
 }
 
 #else  // no CUDA in this build: every pointer is host memory
@@ -456,7 +386,10 @@ void deviceSend(Communicator&, const void*, size_t, gdrDataType_t, int, gdrStrea
 void deviceRecv(Communicator&, void*, size_t, gdrDataType_t, int, gdrStream_t) {
   throw NotSupported("this build of gdrcoll has no CUDA support");
 }
-void deviceGroupEnd() {}
+void deviceP2PBatch(Communicator&, const std::vector<P2PRequest>& reqs) {
+  if (!reqs.empty()) throw NotSupported("this build of gdrcoll has no CUDA support");
+}
+bool deviceOpsAsync(const Communicator&) { return false; }
 void releaseDeviceState(const Communicator*) noexcept {}
 
 #endif

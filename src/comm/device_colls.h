@@ -13,8 +13,11 @@
 //   DESIGN.md replaces it later.
 #pragma once
 
+#include <vector>
+
 #include "comm/comm.h"
 #include "comm/host_colls.h"
+#include "comm/p2p.h"
 
 namespace gdr {
 
@@ -26,9 +29,12 @@ bool isDeviceCall(const void* a, const void* b = nullptr);
 void runDeviceCollective(Communicator& comm, const CollCall& call, gdrStream_t stream);
 void deviceSend(Communicator& comm, const void* buf, size_t count, gdrDataType_t type, int peer, gdrStream_t stream);
 void deviceRecv(Communicator& comm, void* buf, size_t count, gdrDataType_t type, int peer, gdrStream_t stream);
-// Runs device send/recv queued since gdrGroupStart (call after the host
-// group has ended and no group is open any more).
-void deviceGroupEnd();
+// One communicator's device send/recv queued by a group (comm/group.h): the
+// k-th kernel carries the k-th send and receive of every peer.
+void deviceP2PBatch(Communicator& comm, const std::vector<P2PRequest>& reqs);
+// True when device work on `comm` only enqueues kernels (cuda_ipc set up and
+// healthy), so a group can launch it from the calling thread.
+bool deviceOpsAsync(const Communicator& comm);
 
 // Hook from ~Communicator: frees the communicator's device state (not collective).
 void releaseDeviceState(const Communicator* comm) noexcept;

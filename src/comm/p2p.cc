@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <deque>
+#include <mutex>
 #include <vector>
 
 #include "collectives/reduce_host.h"
@@ -21,12 +22,6 @@ struct P2POp {
   transport::OpSig sig;
 };
 
-struct GroupState {
-  int depth = 0;
-  std::vector<P2POp> ops;
-};
-thread_local GroupState tGroup;
-
 transport::OpSig p2pSig(size_t count, gdrDataType_t type) {
   transport::OpSig s;
   s.kind = transport::kP2PKind;
@@ -36,8 +31,10 @@ transport::OpSig p2pSig(size_t count, gdrDataType_t type) {
 }
 
 // Messages to oneself: a per-communicator FIFO, filled by sends before the
-// receives of the same batch take from it.
+// receives of the same batch take from it. Batches of different
+// communicators run on different threads (a group's workers): hence the lock.
 struct SelfQueues {
+  std::mutex mu;
   std::vector<std::pair<Communicator*, std::deque<std::vector<char>>>> q;
   std::deque<std::vector<char>>& of(Communicator* c) {
     for (auto& e : q)
@@ -58,7 +55,11 @@ SelfQueues& selfQueues() {
   return s;
 }
 
-void runBatch(std::vector<P2POp>& ops) {
+void runSelf(std::vector<P2POp>& ops) {
+  bool any = false;
+  for (auto& o : ops) any |= o.peer == o.comm->rank();
+  if (!any) return;
+  std::lock_guard<std::mutex> g(selfQueues().mu);
   for (auto& o : ops)
     if (o.isSend && o.peer == o.comm->rank())
       selfQueues().of(o.comm).emplace_back(static_cast<const char*>(o.sendBuf),
@@ -73,6 +74,10 @@ void runBatch(std::vector<P2POp>& ops) {
     if (o.bytes) std::memcpy(o.recvBuf, q.front().data(), o.bytes);
     q.pop_front();
   }
+}
+
+void runBatch(std::vector<P2POp>& ops) {
+  runSelf(ops);
   // Post everything, then wait per communicator.
   std::deque<transport::SendOp> sends;
   std::deque<transport::RecvOp> recvs;
@@ -112,11 +117,7 @@ void runBatch(std::vector<P2POp>& ops) {
   }
 }
 
-void enqueue(const P2POp& op) {
-  if (tGroup.depth > 0) {
-    tGroup.ops.push_back(op);
-    return;
-  }
+void runOne(const P2POp& op) {
   std::vector<P2POp> one{op};
   runBatch(one);
 }
@@ -124,30 +125,24 @@ void enqueue(const P2POp& op) {
 }  // namespace
 
 void p2pSend(Communicator& comm, const void* buf, size_t count, gdrDataType_t type, int peer) {
-  enqueue({&comm, true, buf, nullptr, count * coll::typeSize(type), peer, p2pSig(count, type)});
+  runOne({&comm, true, buf, nullptr, count * coll::typeSize(type), peer, p2pSig(count, type)});
 }
 
 void p2pRecv(Communicator& comm, void* buf, size_t count, gdrDataType_t type, int peer) {
-  enqueue({&comm, false, nullptr, buf, count * coll::typeSize(type), peer, p2pSig(count, type)});
+  runOne({&comm, false, nullptr, buf, count * coll::typeSize(type), peer, p2pSig(count, type)});
 }
 
-void groupStart() { ++tGroup.depth; }
-
-bool inGroup() { return tGroup.depth > 0; }
-
-void groupEnd() {
-  if (tGroup.depth == 0) throw InvalidUsage("gdrGroupEnd without a matching gdrGroupStart");
-  if (--tGroup.depth > 0) return;
+void p2pRunBatch(Communicator& comm, const std::vector<P2PRequest>& reqs) {
   std::vector<P2POp> ops;
-  ops.swap(tGroup.ops);
+  ops.reserve(reqs.size());
+  for (const P2PRequest& r : reqs)
+    ops.push_back({&comm, r.isSend, r.sendBuf, r.recvBuf, r.count * coll::typeSize(r.type), r.peer,
+                   p2pSig(r.count, r.type)});
   runBatch(ops);
 }
 
-void groupForget(Communicator* comm) {
-  auto& ops = tGroup.ops;
-  for (size_t i = 0; i < ops.size();)
-    if (ops[i].comm == comm) ops.erase(ops.begin() + static_cast<long>(i));
-    else ++i;
+void p2pForget(Communicator* comm) {
+  std::lock_guard<std::mutex> g(selfQueues().mu);
   selfQueues().forget(comm);
 }
 

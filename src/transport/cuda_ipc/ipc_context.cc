@@ -1,6 +1,7 @@
 #include "transport/cuda_ipc/ipc_context.h"
 
 #include <cuda_runtime_api.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <vector>
@@ -15,11 +16,34 @@ namespace gdr::ipc {
 
 namespace {
 
+// Ranks of one process (one communicator per GPU, driven by one process)
+// cannot open each other's IPC handles (cudaIpcOpenMemHandle refuses its own
+// process): they use the raw pointer with peer access enabled instead. The
+// host is the same (ranksFit), so an equal pid is the same process.
 struct HandleRecord {
   int32_t ok;
   int32_t device;
+  int32_t pid;
+  int32_t pad;
+  uint64_t ptr;
   cudaIpcMemHandle_t handle;
 };
+
+// Maps rank r's allocation when r lives in this process: its device pointer
+// is valid here once this device may access r's device.
+cudaError_t mapSameProcess(int myDevice, const HandleRecord& peer) {
+  if (peer.device == myDevice) return cudaSuccess;
+  int can = 0;
+  cudaError_t rc = cudaDeviceCanAccessPeer(&can, myDevice, peer.device);
+  if (rc != cudaSuccess) return rc;
+  if (!can) return cudaErrorPeerAccessUnsupported;
+  rc = cudaDeviceEnablePeerAccess(peer.device, 0);
+  if (rc == cudaErrorPeerAccessAlreadyEnabled) {
+    cudaGetLastError();
+    return cudaSuccess;
+  }
+  return rc;
+}
 
 // All-gather of fixed-size records over the communicator's own (host)
 // transport: set-up traffic only, before any device kernel runs.
@@ -80,6 +104,8 @@ std::unique_ptr<IpcContext> IpcContext::create(Communicator& comm, std::string* 
               step(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     if (ctx->hostError_) *ctx->hostError_ = 0;
     mine.device = ctx->device_;
+    mine.pid = static_cast<int32_t>(getpid());
+    mine.ptr = reinterpret_cast<uint64_t>(ctx->own_);
   }
   std::vector<HandleRecord> all = allgather(comm, mine);
   int32_t opened = 1;
@@ -92,6 +118,18 @@ std::unique_ptr<IpcContext> IpcContext::create(Communicator& comm, std::string* 
   for (int r = 0; opened && r < v.nranks; ++r) {
     if (r == v.rank) {
       v.base[r] = static_cast<char*>(ctx->own_);
+      continue;
+    }
+    if (all[r].pid == mine.pid) {
+      const cudaError_t rc = mapSameProcess(ctx->device_, all[r]);
+      if (rc != cudaSuccess) {
+        why = strprintf("rank %d: peer access from device %d to device %d (rank %d, same process) failed: %s", v.rank,
+                        ctx->device_, all[r].device, r, cudaGetErrorString(rc));
+        cudaGetLastError();
+        opened = 0;
+        break;
+      }
+      v.base[r] = reinterpret_cast<char*>(all[r].ptr);  // not in mapped_: nothing to close
       continue;
     }
     cudaError_t rc = cudaIpcOpenMemHandle(&ctx->mapped_[r], all[r].handle, cudaIpcMemLazyEnablePeerAccess);
@@ -118,12 +156,17 @@ std::unique_ptr<IpcContext> IpcContext::create(Communicator& comm, std::string* 
 
 IpcContext::~IpcContext() {
   // Not collective (destroy is not): a peer may still map our allocation;
-  // the driver keeps it alive until every mapping is closed.
+  // the driver keeps it alive until every mapping is closed. Freed on our
+  // own device: one process may destroy the communicators of several GPUs.
+  int cur = -1;
+  const bool swap = device_ >= 0 && cudaGetDevice(&cur) == cudaSuccess && cur != device_ &&
+                    cudaSetDevice(device_) == cudaSuccess;
   for (void* p : mapped_)
     if (p) cudaIpcCloseMemHandle(p);
   if (own_) cudaFree(own_);
   if (view_.epochs) cudaFree(view_.epochs);
   if (hostError_) cudaFreeHost(hostError_);
+  if (swap) cudaSetDevice(cur);
   cudaGetLastError();
 }
 

@@ -2,6 +2,8 @@
 // (flags and staging, see ipc_kernels.h), its IPC handle exchanged with every
 // rank of the communicator, peer access enabled, and the view the kernels
 // take by value. Created at a communicator's first device collective.
+// Ranks in this same process (one process driving several GPUs) are reached
+// by their raw device pointers with peer access enabled, not by IPC handles.
 #pragma once
 
 #include <memory>

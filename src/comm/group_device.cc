@@ -1,0 +1,68 @@
+#include "comm/group_device.h"
+
+#include "core/error.h"
+
+#if GDR_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace gdr {
+
+#if GDR_HAVE_CUDA
+
+namespace {
+// Asked once: on a host without a device every runtime call fails, and a
+// failed call per communicator or operation is wasted time.
+bool anyDevice() {
+  static const bool any = [] {
+    int n = 0;
+    const bool ok = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+    cudaGetLastError();
+    return ok;
+  }();
+  return any;
+}
+}  // namespace
+
+int currentCudaDevice() {
+  if (!anyDevice()) return -1;
+  int dev = -1;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    cudaGetLastError();
+    return -1;
+  }
+  return dev;
+}
+
+void setCudaDevice(int device) {
+  if (device < 0) return;
+  const cudaError_t rc = cudaSetDevice(device);
+  if (rc != cudaSuccess) {
+    cudaGetLastError();
+    throw Error(gdrCudaError, strprintf("cudaSetDevice(%d) for the communicator's device: %s", device,
+                                        cudaGetErrorString(rc)));
+  }
+}
+
+ScopedDevice::ScopedDevice(int device) {
+  if (device < 0) return;
+  const int cur = currentCudaDevice();
+  if (cur == device) return;
+  setCudaDevice(device);
+  previous_ = cur;
+}
+
+ScopedDevice::~ScopedDevice() {
+  if (previous_ >= 0 && cudaSetDevice(previous_) != cudaSuccess) cudaGetLastError();
+}
+
+#else
+
+int currentCudaDevice() { return -1; }
+void setCudaDevice(int) {}
+ScopedDevice::ScopedDevice(int) {}
+ScopedDevice::~ScopedDevice() {}
+
+#endif
+
+}  // namespace gdr
