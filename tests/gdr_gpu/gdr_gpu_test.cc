@@ -31,6 +31,9 @@
 #endif
 
 using namespace gdr::transport::ib;
+#if GDR_HAVE_IB
+using gdr::testing::FakeVerbs;
+#endif
 
 namespace {
 
@@ -220,18 +223,20 @@ int main() {
   }
   cudaSetDevice(0);
   checkCaps();
-  char* a = nullptr;
-  if (cudaMalloc(&a, 8 << 20) != cudaSuccess) {
+  void* av = nullptr;
+  if (cudaMalloc(&av, 8 << 20) != cudaSuccess) {
     std::printf("FAIL: cudaMalloc\n");
     return 1;
   }
+  char* a = static_cast<char*>(av);
   checkBuffer("cudaMalloc", a);
   void* b = nullptr;
   EXPECT(gdrMemAlloc(&b, 8 << 20) == gdrSuccess, "gdrMemAlloc: %s", gdrGetLastError(nullptr));
   if (b) checkBuffer("gdrMemAlloc", static_cast<char*>(b));
   // A small cudaMalloc (sub-allocated by the driver, start not page-aligned).
-  char* small = nullptr;
-  cudaMalloc(&small, 1000);
+  void* sv = nullptr;
+  cudaMalloc(&sv, 1000);
+  char* small = static_cast<char*>(sv);
   if (small) {
     std::printf("  small cudaMalloc at %p (page offset %zu)\n", static_cast<void*>(small),
                 reinterpret_cast<uintptr_t>(small) % kPage);
