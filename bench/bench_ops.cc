@@ -79,8 +79,10 @@ void runMpi(const Options& o, const Plan& p, const Bufs& b, MPI_Comm comm, int r
 #if GDR_BENCH_NCCL
 namespace {
 ncclDataType_t ncclType(gdrDataType_t t) {
-  static const ncclDataType_t k[] = {ncclInt8,  ncclUint8,   ncclInt32,    ncclUint32,  ncclInt64,
-                                     ncclUint64, ncclFloat16, ncclBfloat16, ncclFloat32, ncclFloat64};
+  static const ncclDataType_t k[] = {ncclInt8,    ncclUint8,   ncclInt32,      ncclUint32,
+                                     ncclInt64,   ncclUint64,  ncclFloat16,    ncclBfloat16,
+                                     ncclFloat32, ncclFloat64, ncclFloat8e4m3, ncclFloat8e5m2};
+  static_assert(sizeof(k) / sizeof(k[0]) == gdrNumTypes, "an NCCL type per gdrDataType_t");
   return k[t];
 }
 ncclRedOp_t ncclOpOf(gdrRedOp_t op) {

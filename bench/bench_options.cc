@@ -17,6 +17,7 @@ const char* kUsage =
     "  --warmup N         untimed iterations first (default 20)\n"
     "  --mem host|cuda    buffer memory (default host)\n"
     "  --type T           int8 uint8 int32 uint32 int64 uint64 float16 bfloat16 float32 float64\n"
+    "                     float8e4m3 float8e5m2 (fp8: no --compare mpi, MPI has no fp8)\n"
     "  --op O             sum prod max min avg (default sum)\n"
     "  --root R           root of bcast/reduce (default 0)\n"
     "  --check            validate every size's result against a host reference\n"
@@ -27,7 +28,9 @@ const char* kUsage =
     "Sizes follow nccl-tests: the total buffer in bytes (allgather: the output; reducescatter and\n"
     "alltoall: the input). busbw uses nccl-tests' factors.\n";
 
-const char* kTypes[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "bfloat16", "float32", "float64"};
+const char* kTypes[] = {"int8",    "uint8",   "int32",   "uint32",     "int64",     "uint64",
+                        "float16", "bfloat16", "float32", "float64", "float8e4m3", "float8e5m2"};
+static_assert(sizeof(kTypes) / sizeof(kTypes[0]) == gdrNumTypes, "a name per gdrDataType_t");
 const char* kOps[] = {"sum", "prod", "max", "min", "avg"};
 
 [[noreturn]] void fail(int rank, const char* fmt, const char* arg) {
@@ -61,7 +64,8 @@ int parseInt(const char* s, int rank) {
 
 const char* typeName(gdrDataType_t t) { return kTypes[t]; }
 size_t typeSize(gdrDataType_t t) {
-  static const size_t s[] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
+  static const size_t s[] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8, 1, 1};
+  static_assert(sizeof(s) / sizeof(s[0]) == gdrNumTypes, "a size per gdrDataType_t");
   return s[t];
 }
 

@@ -111,11 +111,12 @@ void reduceNative(void* dst, const void* a, const void* b, size_t n) {
   }
 }
 
-template <float (*ToF)(uint16_t), uint16_t (*FromF)(float), typename Op>
-void reduce16(void* dst, const void* a, const void* b, size_t n) {
-  uint16_t* d = static_cast<uint16_t*>(dst);
-  const uint16_t* x = static_cast<const uint16_t*>(a);
-  const uint16_t* y = static_cast<const uint16_t*>(b);
+// Narrow floats (fp16, bf16, fp8) combine in fp32 and round once per step.
+template <typename Bits, float (*ToF)(Bits), Bits (*FromF)(float), typename Op>
+void reduceNarrow(void* dst, const void* a, const void* b, size_t n) {
+  Bits* d = static_cast<Bits*>(dst);
+  const Bits* x = static_cast<const Bits*>(a);
+  const Bits* y = static_cast<const Bits*>(b);
   for (size_t i = 0; i < n; ++i) d[i] = FromF(Op::apply(ToF(x[i]), ToF(y[i])));
 }
 
@@ -127,10 +128,12 @@ template <typename Op> transport::ReduceFn pick(gdrDataType_t t) {
     case gdrUint32: return reduceNative<uint32_t, Op>;
     case gdrInt64: return reduceNative<int64_t, Op>;
     case gdrUint64: return reduceNative<uint64_t, Op>;
-    case gdrFloat16: return reduce16<halfToFloat, floatToHalf, Op>;
-    case gdrBfloat16: return reduce16<bf16ToFloat, floatToBf16, Op>;
+    case gdrFloat16: return reduceNarrow<uint16_t, halfToFloat, floatToHalf, Op>;
+    case gdrBfloat16: return reduceNarrow<uint16_t, bf16ToFloat, floatToBf16, Op>;
     case gdrFloat32: return reduceNative<float, Op>;
     case gdrFloat64: return reduceNative<double, Op>;
+    case gdrFloat8e4m3: return reduceNarrow<uint8_t, fp8e4m3ToFloat, floatToFp8e4m3, Op>;
+    case gdrFloat8e5m2: return reduceNarrow<uint8_t, fp8e5m2ToFloat, floatToFp8e5m2, Op>;
     default: break;
   }
   throw InvalidArgument(strprintf("unknown datatype %d", static_cast<int>(t)));
@@ -141,17 +144,26 @@ template <typename T> void divideNative(void* buf, size_t n, int by) {
   for (size_t i = 0; i < n; ++i) p[i] = static_cast<T>(p[i] / static_cast<T>(by));
 }
 
+// Narrow floats divide in fp32 and round once.
+template <typename Bits, float (*ToF)(Bits), Bits (*FromF)(float)> void divideNarrow(void* buf, size_t n, int by) {
+  Bits* p = static_cast<Bits*>(buf);
+  for (size_t i = 0; i < n; ++i) p[i] = FromF(ToF(p[i]) / static_cast<float>(by));
+}
+
 }  // namespace
 
 size_t typeSize(gdrDataType_t t) {
-  static const size_t kSizes[] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
+  static const size_t kSizes[] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8, 1, 1};
+  static_assert(sizeof(kSizes) / sizeof(kSizes[0]) == gdrNumTypes, "a size per gdrDataType_t");
   if (static_cast<unsigned>(t) >= gdrNumTypes) throw InvalidArgument(strprintf("unknown datatype %d", (int)t));
   return kSizes[t];
 }
 
 const char* typeName(gdrDataType_t t) {
   static const char* kNames[] = {"int8", "uint8", "int32", "uint32", "int64",
-                                 "uint64", "float16", "bfloat16", "float32", "float64"};
+                                 "uint64", "float16", "bfloat16", "float32", "float64",
+                                 "float8e4m3", "float8e5m2"};
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == gdrNumTypes, "a name per gdrDataType_t");
   return static_cast<unsigned>(t) < gdrNumTypes ? kNames[t] : "unknown";
 }
 
@@ -182,16 +194,10 @@ void hostDivide(void* buf, size_t n, gdrDataType_t t, int by) {
     case gdrUint64: return divideNative<uint64_t>(buf, n, by);
     case gdrFloat32: return divideNative<float>(buf, n, by);
     case gdrFloat64: return divideNative<double>(buf, n, by);
-    case gdrFloat16:
-    case gdrBfloat16: {
-      uint16_t* p = static_cast<uint16_t*>(buf);
-      bool half = t == gdrFloat16;
-      for (size_t i = 0; i < n; ++i) {
-        float v = (half ? halfToFloat(p[i]) : bf16ToFloat(p[i])) / static_cast<float>(by);
-        p[i] = half ? floatToHalf(v) : floatToBf16(v);
-      }
-      return;
-    }
+    case gdrFloat16: return divideNarrow<uint16_t, halfToFloat, floatToHalf>(buf, n, by);
+    case gdrBfloat16: return divideNarrow<uint16_t, bf16ToFloat, floatToBf16>(buf, n, by);
+    case gdrFloat8e4m3: return divideNarrow<uint8_t, fp8e4m3ToFloat, floatToFp8e4m3>(buf, n, by);
+    case gdrFloat8e5m2: return divideNarrow<uint8_t, fp8e5m2ToFloat, floatToFp8e5m2>(buf, n, by);
     default: break;
   }
   throw InvalidArgument(strprintf("unknown datatype %d", static_cast<int>(t)));

@@ -44,7 +44,9 @@ typedef enum {
   gdrBfloat16 = 7,
   gdrFloat32 = 8,
   gdrFloat64 = 9,
-  gdrNumTypes = 10
+  gdrFloat8e4m3 = 10, /* OCP fp8 E4M3 (max 448, no infinities); reduced in fp32, stored saturating */
+  gdrFloat8e5m2 = 11, /* OCP fp8 E5M2 (max 57344); reduced in fp32, stored saturating */
+  gdrNumTypes = 12
 } gdrDataType_t;
 
 typedef enum { gdrSum = 0, gdrProd = 1, gdrMax = 2, gdrMin = 3, gdrAvg = 4, gdrNumOps = 5 } gdrRedOp_t;

@@ -45,7 +45,7 @@ static inline gdrResult_t gdrOpFromMPI(MPI_Op op, gdrRedOp_t* out) {
 }
 
 /* The MPI twins of gdrcoll's types and ops; MPI_DATATYPE_NULL / MPI_OP_NULL
- * where MPI has none (fp16, bf16, avg). */
+ * where MPI has none (fp16, bf16, fp8, avg): callers refuse those. */
 static inline MPI_Datatype gdrTypeToMPI(gdrDataType_t t) {
   switch (t) {
     case gdrInt8: return MPI_INT8_T;

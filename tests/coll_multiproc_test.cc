@@ -14,8 +14,8 @@ namespace {
 
 using gdrtest::CollCase;
 
-const gdrDataType_t kTypes[] = {gdrInt8,    gdrUint8,    gdrInt32,   gdrUint32, gdrInt64,
-                                gdrUint64, gdrFloat16, gdrBfloat16, gdrFloat32, gdrFloat64};
+const gdrDataType_t kTypes[] = {gdrInt8,    gdrUint8,   gdrInt32,      gdrUint32,    gdrInt64,  gdrUint64,
+                                gdrFloat16, gdrBfloat16, gdrFloat32, gdrFloat64, gdrFloat8e4m3, gdrFloat8e5m2};
 const gdrRedOp_t kOps[] = {gdrSum, gdrProd, gdrMax, gdrMin, gdrAvg};
 const size_t kCounts[] = {0, 1, 37, 1001};
 

@@ -1,11 +1,13 @@
 // Device-side reduction operators for every gdrcoll type and op, and the
-// 16-byte vector helpers the kernels build on. fp16 and bf16 accumulate in
-// fp32 (Acc) and round once when stored; integers wrap like the host path;
+// 16-byte vector helpers the kernels build on. fp16, bf16 and fp8 accumulate
+// in fp32 (Acc) and round once when stored (fp8 saturating, __NV_SATFINITE,
+// as NCCL's __nv_fp8 conversions do); integers wrap like the host path;
 // avg reduces as sum and the caller divides once at the end.
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <stdint.h>
 
 #include "gdrcoll.h"
@@ -16,14 +18,28 @@ namespace gdr::dev {
 template <typename T> struct AccOf { using type = T; };
 template <> struct AccOf<__half> { using type = float; };
 template <> struct AccOf<__nv_bfloat16> { using type = float; };
+template <> struct AccOf<__nv_fp8_e4m3> { using type = float; };
+template <> struct AccOf<__nv_fp8_e5m2> { using type = float; };
 
 template <typename T> __device__ __forceinline__ typename AccOf<T>::type toAcc(T x) { return x; }
 template <> __device__ __forceinline__ float toAcc<__half>(__half x) { return __half2float(x); }
 template <> __device__ __forceinline__ float toAcc<__nv_bfloat16>(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <> __device__ __forceinline__ float toAcc<__nv_fp8_e4m3>(__nv_fp8_e4m3 x) { return static_cast<float>(x); }
+template <> __device__ __forceinline__ float toAcc<__nv_fp8_e5m2>(__nv_fp8_e5m2 x) { return static_cast<float>(x); }
 
 template <typename T> __device__ __forceinline__ T fromAcc(typename AccOf<T>::type x) { return static_cast<T>(x); }
 template <> __device__ __forceinline__ __half fromAcc<__half>(float x) { return __float2half_rn(x); }
 template <> __device__ __forceinline__ __nv_bfloat16 fromAcc<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+template <> __device__ __forceinline__ __nv_fp8_e4m3 fromAcc<__nv_fp8_e4m3>(float x) {
+  __nv_fp8_e4m3 r;
+  r.__x = __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3);
+  return r;
+}
+template <> __device__ __forceinline__ __nv_fp8_e5m2 fromAcc<__nv_fp8_e5m2>(float x) {
+  __nv_fp8_e5m2 r;
+  r.__x = __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E5M2);
+  return r;
+}
 
 struct OpSum {
   template <typename A> __device__ __forceinline__ static A apply(A a, A b) { return static_cast<A>(a + b); }
@@ -72,6 +88,8 @@ template <typename F> void dispatchType(gdrDataType_t t, F&& f) {
     case gdrBfloat16: f(__nv_bfloat16{}); break;
     case gdrFloat32: f(float{}); break;
     case gdrFloat64: f(double{}); break;
+    case gdrFloat8e4m3: f(__nv_fp8_e4m3{}); break;
+    case gdrFloat8e5m2: f(__nv_fp8_e5m2{}); break;
     default: break;
   }
 }

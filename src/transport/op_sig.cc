@@ -1,3 +1,4 @@
+#include "collectives/reduce_host.h"
 #include "collectives/schedule.h"
 #include "core/error.h"
 #include "transport/transport.h"
@@ -10,10 +11,8 @@ bool operator==(const OpSig& a, const OpSig& b) {
 }
 
 std::string describe(const OpSig& s) {
-  static const char* kTypes[] = {"int8",  "uint8",   "int32", "uint32",  "int64",
-                                 "uint64", "float16", "bfloat16", "float32", "float64"};
   static const char* kOps[] = {"sum", "prod", "max", "min", "avg"};
-  const char* type = s.dtype < 10 ? kTypes[s.dtype] : "?";
+  const char* type = coll::typeName(static_cast<gdrDataType_t>(s.dtype));
   if (s.kind == kP2PKind)
     return strprintf("send/recv of %llu %s", (unsigned long long)s.count, type);
   auto kind = static_cast<coll::CollKind>(s.kind);

@@ -24,6 +24,8 @@
 #include <thread>
 #include <vector>
 
+#include "nccl_values.h"
+
 namespace {
 
 int gRank = -1;
@@ -48,74 +50,12 @@ int gFailures = 0;
     }                                                                                      \
   } while (0)
 
-// ---- element access for every type, through double (values stay exact) ----
-uint16_t toHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000, e = (x >> 23) & 0xff, m = x & 0x7fffff;
-  if (e == 0) return static_cast<uint16_t>(sign);
-  int he = static_cast<int>(e) - 127 + 15;
-  return static_cast<uint16_t>(sign | (he << 10) | (m >> 13));  // the test's values are exact in fp16
-}
-float fromHalf(uint16_t h) {
-  uint32_t sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  uint32_t x = e == 0 ? sign : sign | ((e - 15 + 127) << 23) | (m << 13);
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
-uint16_t toBf16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  return static_cast<uint16_t>(x >> 16);
-}
-float fromBf16(uint16_t b) {
-  uint32_t x = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
-
-size_t sizeOf(ncclDataType_t t) {
-  switch (t) {
-    case ncclInt8: case ncclUint8: return 1;
-    case ncclFloat16: case ncclBfloat16: return 2;
-    case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
-    default: return 8;
-  }
-}
-void put(void* b, size_t i, ncclDataType_t t, double v) {
-  switch (t) {
-    case ncclInt8: static_cast<int8_t*>(b)[i] = static_cast<int8_t>(v); break;
-    case ncclUint8: static_cast<uint8_t*>(b)[i] = static_cast<uint8_t>(v); break;
-    case ncclInt32: static_cast<int32_t*>(b)[i] = static_cast<int32_t>(v); break;
-    case ncclUint32: static_cast<uint32_t*>(b)[i] = static_cast<uint32_t>(v); break;
-    case ncclInt64: static_cast<int64_t*>(b)[i] = static_cast<int64_t>(v); break;
-    case ncclUint64: static_cast<uint64_t*>(b)[i] = static_cast<uint64_t>(v); break;
-    case ncclFloat16: static_cast<uint16_t*>(b)[i] = toHalf(static_cast<float>(v)); break;
-    case ncclBfloat16: static_cast<uint16_t*>(b)[i] = toBf16(static_cast<float>(v)); break;
-    case ncclFloat32: static_cast<float*>(b)[i] = static_cast<float>(v); break;
-    default: static_cast<double*>(b)[i] = v; break;
-  }
-}
-double get(const void* b, size_t i, ncclDataType_t t) {
-  switch (t) {
-    case ncclInt8: return static_cast<const int8_t*>(b)[i];
-    case ncclUint8: return static_cast<const uint8_t*>(b)[i];
-    case ncclInt32: return static_cast<const int32_t*>(b)[i];
-    case ncclUint32: return static_cast<const uint32_t*>(b)[i];
-    case ncclInt64: return static_cast<double>(static_cast<const int64_t*>(b)[i]);
-    case ncclUint64: return static_cast<double>(static_cast<const uint64_t*>(b)[i]);
-    case ncclFloat16: return fromHalf(static_cast<const uint16_t*>(b)[i]);
-    case ncclBfloat16: return fromBf16(static_cast<const uint16_t*>(b)[i]);
-    case ncclFloat32: return static_cast<const float*>(b)[i];
-    default: return static_cast<const double*>(b)[i];
-  }
-}
-const char* typeName(ncclDataType_t t) {
-  static const char* n[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "fp16", "fp32", "fp64", "bf16"};
-  return n[t];
-}
+// ---- element access for every type, through double (tests/compat/nccl_values.h) ----
+using ncclval::get;
+using ncclval::isFp8;
+using ncclval::put;
+using ncclval::sizeOf;
+using ncclval::typeName;
 
 // Rank r's element i: small integers, exact in every type and after any op.
 uint64_t gSeed = 0;
@@ -180,6 +120,47 @@ void testAllReduce(ncclComm_t comm, int rank, int n) {
             }
           }
         }
+}
+
+// fp8: inputs 0..2 (prod: 1..2), so with up to 4 ranks every partial result
+// is exact in both formats whatever the order; avg rounds once, so it is
+// within half a unit in the last place (2^-4 relative for E4M3, 2^-3 E5M2).
+double fp8Input(int r, size_t i, ncclRedOp_t op) { return op == ncclProd ? input(r, i, op) : std::fmod(input(r, i, op), 3.0); }
+
+void testFp8(ncclComm_t comm, int rank, int n) {
+  if (n > 4) return;
+  const ncclRedOp_t ops[] = {ncclSum, ncclProd, ncclMax, ncclMin, ncclAvg};
+  const size_t count = 1001;
+  for (ncclDataType_t t : {ncclFloat8e4m3, ncclFloat8e5m2})
+    for (ncclRedOp_t op : ops)
+      for (int inPlace = 0; inPlace < 2; ++inPlace) {
+        Buf send(count, t), recv(count, t);
+        for (size_t i = 0; i < count; ++i) put(inPlace ? recv.p() : send.p(), i, t, fp8Input(rank, i, op));
+        NCCLOK(ncclAllReduce(inPlace ? recv.p() : send.p(), recv.p(), count, t, op, comm, nullptr));
+        for (size_t i = 0; i < count; ++i) {
+          double want = fp8Input(0, i, op);
+          for (int r = 1; r < n; ++r) want = combine(want, fp8Input(r, i, op), op);
+          if (op == ncclAvg) want /= n;
+          const double got = get(recv.p(), i, t), ulp = t == ncclFloat8e4m3 ? 0.0625 : 0.125;
+          if (op == ncclAvg ? std::fabs(got - want) > ulp * std::max(1.0, std::fabs(want)) : got != want) {
+            CHECK(false, "allreduce %s op %d inplace %d: [%zu] = %g, want %g", typeName(t), op, inPlace, i, got, want);
+            break;
+          }
+        }
+      }
+  // reduce-scatter and all-gather move fp8 blocks like any 1-byte type
+  for (ncclDataType_t t : {ncclFloat8e4m3, ncclFloat8e5m2}) {
+    const size_t per = 333;
+    Buf send(per * n, t), recv(per, t), all(per * n, t);
+    for (size_t i = 0; i < per * n; ++i) put(send.p(), i, t, fp8Input(rank, i, ncclMax));
+    NCCLOK(ncclReduceScatter(send.p(), recv.p(), per, t, ncclMax, comm, nullptr));
+    NCCLOK(ncclAllGather(recv.p(), all.p(), per, t, comm, nullptr));
+    for (size_t i = 0; i < per * n; ++i) {
+      double want = fp8Input(0, i, ncclMax);
+      for (int r = 1; r < n; ++r) want = std::max(want, fp8Input(r, i, ncclMax));
+      if (get(all.p(), i, t) != want) { CHECK(false, "fp8 reduce-scatter+all-gather %s [%zu]", typeName(t), i); break; }
+    }
+  }
 }
 
 void testRooted(ncclComm_t comm, int rank, int n) {
@@ -280,20 +261,26 @@ void testGroupSendRecv(ncclComm_t comm, int rank, int n) {
   }
 }
 
+// fp8 (at most 4 ranks): inputs 0..1 times scalars 1 or 2, so every partial
+// sum is a small integer, exact in both formats.
 void testPreMulSum(ncclComm_t comm, int rank, int n) {
   const size_t count = 999;
-  for (ncclDataType_t t : {ncclFloat32, ncclInt32, ncclBfloat16}) {
+  for (ncclDataType_t t : {ncclFloat32, ncclInt32, ncclBfloat16, ncclInt8, ncclFloat8e4m3, ncclFloat8e5m2}) {
+    if (isFp8(t) && n > 4) continue;
+    auto scalarOf = [&](int r) { return isFp8(t) ? 1.0 + r % 2 : r + 1.0; };
+    auto in = [&](int r, size_t i) { return isFp8(t) ? std::fmod(input(r, i, ncclSum), 2.0) : input(r, i, ncclSum); };
     for (ncclScalarResidence_t res : {ncclScalarHostImmediate, ncclScalarDevice}) {
       Buf scalar(1, t), send(count, t), recv(count, t);
-      put(scalar.p(), 0, t, rank + 1);  // ncclScalarDevice with a host pointer: gdrcoll reads it at call time
+      put(scalar.p(), 0, t, scalarOf(rank));  // ncclScalarDevice with a host pointer: gdrcoll reads it at call time
       ncclRedOp_t op;
       NCCLOK(ncclRedOpCreatePreMulSum(&op, scalar.p(), t, res, comm));
       CHECK(op >= ncclNumOps, "PreMulSum op %d is a built-in value", op);
-      for (size_t i = 0; i < count; ++i) put(send.p(), i, t, input(rank, i, ncclSum));
+      for (size_t i = 0; i < count; ++i) put(send.p(), i, t, in(rank, i));
       NCCLOK(ncclAllReduce(send.p(), recv.p(), count, t, op, comm, nullptr));
       for (size_t i = 0; i < count; ++i) {
         double want = 0;
-        for (int r = 0; r < n; ++r) want += (r + 1) * input(r, i, ncclSum);
+        for (int r = 0; r < n; ++r) want += scalarOf(r) * in(r, i);
+        if (t == ncclInt8) want = static_cast<int8_t>(static_cast<int64_t>(want));  // wraps like NCCL
         if (!close(get(recv.p(), i, t), want, t)) { CHECK(false, "premulsum %s res %d [%zu] = %g want %g", typeName(t), res, i, get(recv.p(), i, t), want); break; }
       }
       NCCLOK(ncclRedOpDestroy(op, comm));
@@ -329,10 +316,6 @@ void testSplit(ncclComm_t comm, int rank, int n) {
 
 void testErrors(ncclComm_t comm, int rank, int n) {
   float x[4] = {0};
-  // fp8 types: refused, with a message that says so; the communicator stays usable.
-  CHECK(ncclAllReduce(x, x, 4, static_cast<ncclDataType_t>(10), ncclSum, comm, nullptr) == ncclInvalidArgument,
-        "fp8 accepted");
-  CHECK(std::strstr(ncclGetLastError(comm), "fp8") != nullptr, "fp8 message: %s", ncclGetLastError(comm));
   CHECK(ncclBcast(x, 4, ncclFloat32, n + 3, comm, nullptr) == ncclInvalidArgument, "bad root accepted");
   CHECK(ncclAllReduce(x, x, 4, static_cast<ncclDataType_t>(99), ncclSum, comm, nullptr) == ncclInvalidArgument,
         "bad type accepted");
@@ -365,6 +348,7 @@ int runRank(int rank, int n, ncclUniqueId id) {
   NCCLOK(ncclCommCuDevice(comm, &dev));
   CHECK(count == n && me == rank, "count %d rank %d", count, me);
   testAllReduce(comm, rank, n);
+  testFp8(comm, rank, n);
   testRooted(comm, rank, n);
   testGatherLike(comm, rank, n);
   testGroupSendRecv(comm, rank, n);

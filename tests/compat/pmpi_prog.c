@@ -4,7 +4,14 @@
  * itself, and prints a digest of all results. run_pmpi_test.sh runs it with
  * and without libgdrcoll_mpi.so preloaded and compares the digests.
  *
+ * PMPI_PROG_DEVICE=1 (GPU machine, with the layer preloaded): buffers of the
+ * types gdrcoll takes live in device memory (libcudart is loaded at run
+ * time, so the program builds without CUDA); the others stay on the host
+ * and go to MPI, which need not be CUDA-aware. Results are copied back and
+ * digested exactly as in a host run, so the digests compare across runs.
+ *
  *   pmpi_prog <seed> */
+#include <dlfcn.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -75,6 +82,59 @@ static double get(const void* b, size_t i, MPI_Datatype t) {
     }                                             \
   } while (0)
 
+/* ---- device buffers through libcudart, loaded at run time ---- */
+static int onDevice;
+static int (*cuMalloc)(void**, size_t);
+static int (*cuFree)(void*);
+static int (*cuMemcpy)(void*, const void*, size_t, int);  /* cudaMemcpyDefault = 4 */
+static int (*cuSetDevice)(int);
+static int (*cuGetDeviceCount)(int*);
+
+static void loadCuda(int worldRank) {
+  const char* want = getenv("PMPI_PROG_DEVICE");
+  if (!want || strcmp(want, "1") != 0) return;
+  void* h = dlopen("libcudart.so", RTLD_NOW);
+  if (!h) h = dlopen("libcudart.so.13", RTLD_NOW);
+  if (!h) h = dlopen("libcudart.so.12", RTLD_NOW);
+  if (!h) {
+    fprintf(stderr, "PMPI_PROG_DEVICE=1 but libcudart cannot be loaded: %s\n", dlerror());
+    exit(2);
+  }
+  cuMalloc = (int (*)(void**, size_t))dlsym(h, "cudaMalloc");
+  cuFree = (int (*)(void*))dlsym(h, "cudaFree");
+  cuMemcpy = (int (*)(void*, const void*, size_t, int))dlsym(h, "cudaMemcpy");
+  cuSetDevice = (int (*)(int))dlsym(h, "cudaSetDevice");
+  cuGetDeviceCount = (int (*)(int*))dlsym(h, "cudaGetDeviceCount");
+  int ndev = 0;
+  if (!cuMalloc || !cuFree || !cuMemcpy || !cuSetDevice || !cuGetDeviceCount || cuGetDeviceCount(&ndev) != 0 ||
+      ndev == 0 || cuSetDevice(worldRank % ndev) != 0) {
+    fprintf(stderr, "PMPI_PROG_DEVICE=1 but no usable CUDA device\n");
+    exit(2);
+  }
+  onDevice = 1;
+}
+
+/* The buffer a call gets: a device copy of `host` in device mode for types
+ * gdrcoll takes, else `host` itself. */
+static char* callBuf(char* host, size_t bytes, MPI_Datatype t) {
+  if (!onDevice || t == MPI_SHORT) return host;
+  void* d = NULL;
+  if (cuMalloc(&d, bytes ? bytes : 1) != 0 || cuMemcpy(d, host, bytes ? bytes : 1, 4) != 0) {
+    fprintf(stderr, "cudaMalloc/cudaMemcpy failed\n");
+    exit(2);
+  }
+  return (char*)d;
+}
+/* Copies a call's buffer back into `host` (when it is a device copy) and frees it. */
+static void backTo(char* host, char* buf, size_t bytes) {
+  if (buf == host) return;
+  if (cuMemcpy(host, buf, bytes ? bytes : 1, 4) != 0) {
+    fprintf(stderr, "cudaMemcpy back failed\n");
+    exit(2);
+  }
+  cuFree(buf);
+}
+
 static void* poisoned(size_t bytes) {
   void* p = malloc(bytes ? bytes : 1);
   memset(p, 0xa5, bytes ? bytes : 1);
@@ -101,7 +161,10 @@ static void run(MPI_Comm comm, const char* name) {
           char* s = poisoned(count * es);
           char* r = poisoned(count * es);
           for (size_t i = 0; i < count; ++i) put(ip ? r : s, i, t, input(rank, i, op));
-          MPI_Allreduce(ip ? MPI_IN_PLACE : s, r, (int)count, t, op, comm);
+          char *ds = callBuf(s, count * es, t), *dr = callBuf(r, count * es, t);
+          MPI_Allreduce(ip ? MPI_IN_PLACE : ds, dr, (int)count, t, op, comm);
+          backTo(s, ds, count * es);
+          backTo(r, dr, count * es);
           for (size_t i = 0; i < count; ++i)
             EXPECT(get(r, i, t) == reduced(n, i, op), "%s allreduce type %d op %d n %zu ip %d [%zu] %g != %g", name,
                    ti, oi, count, ip, i, get(r, i, t), reduced(n, i, op));
@@ -109,7 +172,11 @@ static void run(MPI_Comm comm, const char* name) {
           /* reduce to root, in place at the root */
           memset(r, 0xa5, count * es ? count * es : 1);
           for (size_t i = 0; i < count; ++i) put(ip && rank == root ? r : s, i, t, input(rank, i, op));
-          MPI_Reduce(ip && rank == root ? MPI_IN_PLACE : s, r, (int)count, t, op, root, comm);
+          ds = callBuf(s, count * es, t);
+          dr = callBuf(r, count * es, t);
+          MPI_Reduce(ip && rank == root ? MPI_IN_PLACE : ds, dr, (int)count, t, op, root, comm);
+          backTo(s, ds, count * es);
+          backTo(r, dr, count * es);
           if (rank == root) {
             for (size_t i = 0; i < count; ++i)
               EXPECT(get(r, i, t) == reduced(n, i, op), "%s reduce type %d op %d [%zu]", name, ti, oi, i);
@@ -121,7 +188,9 @@ static void run(MPI_Comm comm, const char* name) {
       /* bcast */
       char* b = poisoned(count * es);
       for (size_t i = 0; i < count; ++i) put(b, i, t, rank == root ? input(root, i, MPI_SUM) : 99);
-      MPI_Bcast(b, (int)count, t, root, comm);
+      char* db = callBuf(b, count * es, t);
+      MPI_Bcast(db, (int)count, t, root, comm);
+      backTo(b, db, count * es);
       for (size_t i = 0; i < count; ++i) EXPECT(get(b, i, t) == input(root, i, MPI_SUM), "%s bcast [%zu]", name, i);
       absorb(b, count * es);
       free(b);
@@ -130,21 +199,34 @@ static void run(MPI_Comm comm, const char* name) {
         char* s = poisoned(count * es * n);
         char* all = poisoned(count * es * n);
         for (size_t i = 0; i < count; ++i) put(ip ? all + rank * count * es : s, i, t, input(rank, i, MPI_SUM));
-        MPI_Allgather(ip ? MPI_IN_PLACE : s, (int)count, t, all, (int)count, t, comm);
+        char *ds = callBuf(s, count * es * n, t), *dall = callBuf(all, count * es * n, t);
+        MPI_Allgather(ip ? MPI_IN_PLACE : ds, (int)count, t, dall, (int)count, t, comm);
+        backTo(s, ds, count * es * n);
+        backTo(all, dall, count * es * n);
         for (int p = 0; p < n; ++p)
           for (size_t i = 0; i < count; ++i)
             EXPECT(get(all, p * count + i, t) == input(p, i, MPI_SUM), "%s allgather ip %d", name, ip);
         absorb(all, count * es * n);
         for (size_t i = 0; i < count * n; ++i) put(ip ? all : s, i, t, input(rank, i, MPI_SUM));
         char* r = poisoned(count * es);
-        MPI_Reduce_scatter_block(ip ? MPI_IN_PLACE : s, ip ? all : r, (int)count, t, MPI_SUM, comm);
+        ds = callBuf(s, count * es * n, t);
+        dall = callBuf(all, count * es * n, t);
+        char* dr = callBuf(r, count * es, t);
+        MPI_Reduce_scatter_block(ip ? MPI_IN_PLACE : ds, ip ? dall : dr, (int)count, t, MPI_SUM, comm);
+        backTo(s, ds, count * es * n);
+        backTo(all, dall, count * es * n);
+        backTo(r, dr, count * es);
         for (size_t i = 0; i < count; ++i)
           EXPECT(get(ip ? all : r, i, t) == reduced(n, rank * count + i, MPI_SUM), "%s reduce_scatter_block ip %d [%zu]",
                  name, ip, i);
         absorb(ip ? all : r, count * es);
         if (!ip) {
           for (size_t i = 0; i < count * n; ++i) put(s, i, t, input(rank, i, MPI_SUM));
-          MPI_Alltoall(s, (int)count, t, all, (int)count, t, comm);
+          ds = callBuf(s, count * es * n, t);
+          dall = callBuf(all, count * es * n, t);
+          MPI_Alltoall(ds, (int)count, t, dall, (int)count, t, comm);
+          backTo(s, ds, count * es * n);
+          backTo(all, dall, count * es * n);
           for (int p = 0; p < n; ++p)
             for (size_t i = 0; i < count; ++i)
               EXPECT(get(all, p * count + i, t) == input(p, rank * count + i, MPI_SUM), "%s alltoall from %d", name, p);
@@ -174,6 +256,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   seed = argc > 1 ? strtoull(argv[1], NULL, 10) : 12345;
+  loadCuda(rank);
   run(MPI_COMM_WORLD, "world");
   MPI_Comm dup, half;
   MPI_Comm_dup(MPI_COMM_WORLD, &dup);

@@ -63,6 +63,8 @@ double asDouble(gdrDataType_t t, const char* p) {
     case gdrBfloat16: return gdr::coll::bf16ToFloat(*reinterpret_cast<const uint16_t*>(p));
     case gdrFloat32: return *reinterpret_cast<const float*>(p);
     case gdrFloat64: return *reinterpret_cast<const double*>(p);
+    case gdrFloat8e4m3: return gdr::coll::fp8e4m3ToFloat(*reinterpret_cast<const uint8_t*>(p));
+    case gdrFloat8e5m2: return gdr::coll::fp8e5m2ToFloat(*reinterpret_cast<const uint8_t*>(p));
     default: return 0;
   }
 }
@@ -87,6 +89,8 @@ void fillRandom(std::vector<char>& buf, gdrDataType_t t, size_t count) {
       case gdrBfloat16: *reinterpret_cast<uint16_t*>(p) = gdr::coll::floatToBf16(f); break;
       case gdrFloat32: *reinterpret_cast<float*>(p) = f; break;
       case gdrFloat64: *reinterpret_cast<double*>(p) = f * 1.000000001; break;
+      case gdrFloat8e4m3: *reinterpret_cast<uint8_t*>(p) = gdr::coll::floatToFp8e4m3(f); break;
+      case gdrFloat8e5m2: *reinterpret_cast<uint8_t*>(p) = gdr::coll::floatToFp8e5m2(f); break;
       default: break;
     }
   }
@@ -114,8 +118,10 @@ void check(const char* what, gdrDataType_t t, gdrRedOp_t op, size_t count, bool 
            const char* want, size_t n) {
   ++gChecks;
   const size_t eb = tsize(t);
-  // fp16/bf16: the device rounds once, the host reference after each step.
-  const double tol = t == gdrFloat16 ? 4e-3 : t == gdrBfloat16 ? 2e-2 : t == gdrFloat32 ? 1e-6 : 1e-12;
+  // fp16/bf16/fp8: the device rounds once, the host reference after each
+  // step (fp8: one unit in the last place, relative).
+  const double tol = t == gdrFloat16 ? 4e-3 : t == gdrBfloat16 ? 2e-2 : t == gdrFloat32 ? 1e-6
+                     : t == gdrFloat8e4m3 ? 0.0625 : t == gdrFloat8e5m2 ? 0.125 : 1e-12;
   long bad = 0;
   for (size_t i = 0; i < n; ++i) {
     const char* g = got + i * eb;
@@ -157,8 +163,8 @@ struct DevBuf {
   }
 };
 
-const std::vector<gdrDataType_t> kTypes = {gdrInt8,   gdrUint8,    gdrInt32,   gdrUint32,  gdrInt64,
-                                          gdrUint64, gdrFloat16, gdrBfloat16, gdrFloat32, gdrFloat64};
+const std::vector<gdrDataType_t> kTypes = {gdrInt8,    gdrUint8,   gdrInt32,      gdrUint32,    gdrInt64,  gdrUint64,
+                                          gdrFloat16, gdrBfloat16, gdrFloat32, gdrFloat64, gdrFloat8e4m3, gdrFloat8e5m2};
 const std::vector<gdrRedOp_t> kOps = {gdrSum, gdrProd, gdrMax, gdrMin, gdrAvg};
 // 0, 1, odd, not a multiple of any chunk or vector, and a few MiB.
 const std::vector<size_t> kCounts = {0, 1, 7, 1000003, 3u << 20};

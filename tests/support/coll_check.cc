@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "collectives/reduce_host.h"
 #include "reference.h"
 #include "support/multiproc.h"
 
@@ -11,10 +12,7 @@ namespace gdrtest {
 
 namespace {
 
-size_t tsize(gdrDataType_t t) {
-  static const size_t s[] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
-  return s[t];
-}
+size_t tsize(gdrDataType_t t) { return gdr::coll::typeSize(t); }
 
 constexpr unsigned char kPoison = 0x7b;
 

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <cstdlib>
 #include <thread>
 
@@ -51,7 +52,16 @@ std::vector<RankExit> runRanks(int nranks, const RankFn& fn, const Env& env, int
         std::fprintf(stderr, "[rank %d] gdrCommInitRank: %s\n", r, gdrGetLastError(nullptr));
         _exit(90);
       }
-      int result = fn(r, nranks, comm);
+      // An exception must end the child here: escaping into gtest, the child
+      // would go on to run (and fork) the rest of the suite.
+      int result = 92;
+      try {
+        result = fn(r, nranks, comm);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "[rank %d] exception: %s\n", r, e.what());
+      } catch (...) {
+        std::fprintf(stderr, "[rank %d] unknown exception\n", r);
+      }
       if (gChildFailures) result = result ? result : 91;
       gdrCommDestroy(comm);
       std::fflush(stdout);

@@ -1,7 +1,8 @@
 // Collectives and point-to-point calls of the NCCL-compatible API: NCCL's
 // argument order and in-place conventions translated to the gdr* API. Gather
 // and scatter are all-to-allv calls with one non-empty row; PreMulSum scales
-// the input into a scratch buffer and sums.
+// the input into a scratch buffer (a kernel on the caller's stream for device
+// buffers) and sums.
 #include <cstring>
 #include <vector>
 
@@ -12,6 +13,8 @@
 
 #if GDR_HAVE_CUDA
 #include <cuda_runtime_api.h>
+
+#include "device/device_scale.h"
 #endif
 
 namespace gdr::nccl {
@@ -31,6 +34,35 @@ bool onDevice(const void* p) { return p && memoryKind(p) == MemKind::Device; }
   (void)what;
 #endif
 }
+
+// Makes the communicator's device current for one call (a thread may drive
+// several GPUs, as after ncclCommInitAll): scratch memory and the scaling
+// kernel must land on the communicator's device, not the caller's.
+class OnCommDevice {
+ public:
+  explicit OnCommDevice(int device) {
+#if GDR_HAVE_CUDA
+    if (device < 0 || cudaGetDevice(&previous_) != cudaSuccess || previous_ == device) {
+      cudaGetLastError();
+      previous_ = -1;
+      return;
+    }
+    cudaCheck(cudaSetDevice(device), "cudaSetDevice (the communicator's device)");
+#else
+    (void)device;
+#endif
+  }
+  ~OnCommDevice() {
+#if GDR_HAVE_CUDA
+    if (previous_ >= 0 && cudaSetDevice(previous_) != cudaSuccess) cudaGetLastError();
+#endif
+  }
+  OnCommDevice(const OnCommDevice&) = delete;
+  OnCommDevice& operator=(const OnCommDevice&) = delete;
+
+ private:
+  int previous_ = -1;
+};
 
 // Copies between buffers of either kind, ordered on the stream for device memory.
 void copyBytes(void* dst, const void* src, size_t n, cudaStream_t stream) {
@@ -84,17 +116,18 @@ void scaleTyped(void* dst, const void* src, size_t n, const void* scalar) {
   for (size_t i = 0; i < n; ++i) out[i] = static_cast<T>(in[i] * s);
 }
 
-template <float (*ToF)(uint16_t), uint16_t (*FromF)(float)>
-void scale16(void* dst, const void* src, size_t n, const void* scalar) {
-  uint16_t s;
+// Narrow floats multiply in fp32 and round once, as the device kernel does.
+template <typename Bits, float (*ToF)(Bits), Bits (*FromF)(float)>
+void scaleNarrow(void* dst, const void* src, size_t n, const void* scalar) {
+  Bits s;
   std::memcpy(&s, scalar, sizeof(s));
   const float fs = ToF(s);
-  const uint16_t* in = static_cast<const uint16_t*>(src);
-  uint16_t* out = static_cast<uint16_t*>(dst);
+  const Bits* in = static_cast<const Bits*>(src);
+  Bits* out = static_cast<Bits*>(dst);
   for (size_t i = 0; i < n; ++i) out[i] = FromF(ToF(in[i]) * fs);
 }
 
-// dst[i] = src[i] * scalar on host memory (fp16/bf16 through fp32).
+// dst[i] = src[i] * scalar on host memory (fp16/bf16/fp8 through fp32).
 void hostScale(void* dst, const void* src, size_t n, gdrDataType_t t, const void* scalar) {
   switch (t) {
     case gdrInt8: return scaleTyped<int8_t>(dst, src, n, scalar);
@@ -105,8 +138,10 @@ void hostScale(void* dst, const void* src, size_t n, gdrDataType_t t, const void
     case gdrUint64: return scaleTyped<uint64_t>(dst, src, n, scalar);
     case gdrFloat32: return scaleTyped<float>(dst, src, n, scalar);
     case gdrFloat64: return scaleTyped<double>(dst, src, n, scalar);
-    case gdrFloat16: return scale16<coll::halfToFloat, coll::floatToHalf>(dst, src, n, scalar);
-    case gdrBfloat16: return scale16<coll::bf16ToFloat, coll::floatToBf16>(dst, src, n, scalar);
+    case gdrFloat16: return scaleNarrow<uint16_t, coll::halfToFloat, coll::floatToHalf>(dst, src, n, scalar);
+    case gdrBfloat16: return scaleNarrow<uint16_t, coll::bf16ToFloat, coll::floatToBf16>(dst, src, n, scalar);
+    case gdrFloat8e4m3: return scaleNarrow<uint8_t, coll::fp8e4m3ToFloat, coll::floatToFp8e4m3>(dst, src, n, scalar);
+    case gdrFloat8e5m2: return scaleNarrow<uint8_t, coll::fp8e5m2ToFloat, coll::floatToFp8e5m2>(dst, src, n, scalar);
     default: throw InternalError("hostScale: bad type");
   }
 }
@@ -135,24 +170,34 @@ ResolvedOp resolveOp(Comm& c, ncclRedOp_t op, ncclDataType_t type) {
   return r;
 }
 
-// The PreMulSum input: src scaled by the op's scalar into `out`. Host
-// buffers only: device buffers need a scaling kernel gdrcoll lacks.
-void preScale(const PreMulSum& p, const void* src, size_t count, ncclDataType_t type, void* out) {
-  if (onDevice(src) || onDevice(out))
-    throw NotSupported("ncclRedOpCreatePreMulSum ops on device buffers are not implemented by gdrcoll yet "
-                       "(they need a scaling kernel); host buffers work");
-  unsigned char scalar[8] = {0};
+// The PreMulSum input: src scaled by the op's scalar into `out` (same kind of
+// memory as src). Device buffers: a kernel on `stream`, which reads an
+// ncclScalarDevice scalar in device memory when it runs (stream-ordered, as
+// NCCL does); a scalar in host memory is read now. Host buffers: scaled here,
+// after reading a device-resident scalar (stream-ordered too).
+void preScale(const PreMulSum& p, const void* src, size_t count, ncclDataType_t type, void* out, cudaStream_t stream) {
+  const gdrDataType_t t = toGdrType(type);
   const size_t bytes = typeBytes(type);
-  if (p.residence == ncclScalarHostImmediate) {
-    std::memcpy(scalar, p.value, bytes);
-  } else if (onDevice(p.pointer)) {
+  unsigned char scalar[8] = {0};
+  const bool scalarOnDevice = p.residence == ncclScalarDevice && onDevice(p.pointer);
+  if (p.residence == ncclScalarHostImmediate) std::memcpy(scalar, p.value, bytes);
+  else if (!scalarOnDevice) std::memcpy(scalar, p.pointer, bytes);
+  if (onDevice(src) || onDevice(out)) {
 #if GDR_HAVE_CUDA
-    cudaCheck(cudaMemcpy(scalar, p.pointer, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy (PreMulSum scalar)");
+    GDR_CHECK_ARG(onDevice(src) && onDevice(out), "PreMulSum: the input and the scratch are not both device memory");
+    cudaCheck(dev::launchScale(out, src, count, t, scalarOnDevice ? p.pointer : nullptr, scalar, stream),
+              "PreMulSum scaling kernel");
 #endif
-  } else {
-    std::memcpy(scalar, p.pointer, bytes);
+    return;
   }
-  hostScale(out, src, count, toGdrType(type), scalar);
+  if (scalarOnDevice) {
+#if GDR_HAVE_CUDA
+    cudaCheck(cudaMemcpyAsync(scalar, p.pointer, bytes, cudaMemcpyDeviceToHost, stream),
+              "cudaMemcpyAsync (PreMulSum scalar)");
+    cudaCheck(cudaStreamSynchronize(stream), "cudaStreamSynchronize (PreMulSum scalar)");
+#endif
+  }
+  hostScale(out, src, count, t, scalar);
 }
 
 // Runs `issue` now, or queues it when a group is open.
@@ -163,13 +208,17 @@ ncclResult_t enqueue(const char* fn, ncclComm_t comm, bool p2p, Issue issue) {
     if (groupActive()) {
       groupDefer(&c, p2p, [fn, comm, issue]() {
         return guard(fn, comm, [&] {
-          issue(readyComm(comm));
+          Comm& ready = readyComm(comm);
+          OnCommDevice deviceScope(ready.cudaDev);
+          issue(ready);
           return ncclSuccess;
         });
       });
       return ncclSuccess;
     }
-    issue(readyComm(comm));
+    Comm& ready = readyComm(comm);
+    OnCommDevice deviceScope(ready.cudaDev);
+    issue(ready);
     return ncclSuccess;
   });
 }
@@ -224,7 +273,7 @@ ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, n
       return;
     }
     Scratch scaled(count * typeBytes(datatype), sendbuff, stream);
-    preScale(*r.preMul, sendbuff, count, datatype, scaled.data());
+    preScale(*r.preMul, sendbuff, count, datatype, scaled.data(), stream);
     checkGdr(gdrAllReduce(scaled.data(), recvbuff, count, t, gdrSum, c.gdr, toGdr(stream)), c.gdr);
   });
 }
@@ -255,7 +304,7 @@ ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, nccl
       return;
     }
     Scratch scaled(count * typeBytes(datatype), sendbuff, stream);
-    preScale(*r.preMul, sendbuff, count, datatype, scaled.data());
+    preScale(*r.preMul, sendbuff, count, datatype, scaled.data(), stream);
     checkGdr(gdrReduce(scaled.data(), recvbuff, count, t, gdrSum, root, c.gdr, toGdr(stream)), c.gdr);
   });
 }
@@ -286,7 +335,7 @@ ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recv
     std::unique_ptr<Scratch> scaled;
     if (r.preMul) {
       scaled = std::make_unique<Scratch>(total, sendbuff, stream);
-      preScale(*r.preMul, sendbuff, recvcount * c.nranks, datatype, scaled->data());
+      preScale(*r.preMul, sendbuff, recvcount * c.nranks, datatype, scaled->data(), stream);
       src = scaled->data();
     }
     const bool overlaps = block && bytePtr(recvbuff) < bytePtr(sendbuff) + total &&
@@ -360,7 +409,7 @@ ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataTyp
     Comm& c = checkComm(comm);
     PreMulSum p{};
     p.type = datatype;
-    const size_t bytes = typeBytes(datatype);  // rejects fp8 and bad types
+    const size_t bytes = typeBytes(datatype);  // rejects bad types
     int res;
     std::memcpy(&res, &residence, sizeof(res));
     GDR_CHECK_ARG(res == ncclScalarDevice || res == ncclScalarHostImmediate,

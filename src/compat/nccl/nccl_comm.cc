@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "collectives/reduce_host.h"
 #include "compat/nccl/nccl_compat.h"
 #include "compat/nccl/nccl_group.h"
 #include "core/log.h"
@@ -184,22 +185,13 @@ gdrDataType_t toGdrType(ncclDataType_t t) {
     case ncclFloat32: return gdrFloat32;
     case ncclFloat64: return gdrFloat64;
     case ncclBfloat16: return gdrBfloat16;
-    case ncclFloat8e4m3:
-    case ncclFloat8e5m2:
-      throw InvalidArgument(strprintf("datatype %s (fp8) is not supported by gdrcoll: it has no fp8 reductions",
-                                      v == ncclFloat8e4m3 ? "ncclFloat8e4m3" : "ncclFloat8e5m2"));
+    case ncclFloat8e4m3: return gdrFloat8e4m3;
+    case ncclFloat8e5m2: return gdrFloat8e5m2;
     default: throw InvalidArgument(strprintf("datatype %d is not an ncclDataType_t", v));
   }
 }
 
-size_t typeBytes(ncclDataType_t t) {
-  switch (toGdrType(t)) {
-    case gdrInt8: case gdrUint8: return 1;
-    case gdrFloat16: case gdrBfloat16: return 2;
-    case gdrInt32: case gdrUint32: case gdrFloat32: return 4;
-    default: return 8;
-  }
-}
+size_t typeBytes(ncclDataType_t t) { return coll::typeSize(toGdrType(t)); }
 
 }  // namespace gdr::nccl
 

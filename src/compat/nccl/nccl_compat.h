@@ -73,7 +73,7 @@ ncclResult_t fromGdr(gdrResult_t r);
 // succeeded. gdrcoll already logged it where it was detected.
 void checkGdr(gdrResult_t r, gdrComm_t g);
 
-// Translates a type; fp8 and bad values throw InvalidArgument with a message.
+// Translates a type; bad values throw InvalidArgument with a message.
 gdrDataType_t toGdrType(ncclDataType_t t);
 size_t typeBytes(ncclDataType_t t);
 

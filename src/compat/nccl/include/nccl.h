@@ -142,8 +142,8 @@ typedef enum {
   ncclFloat64 = 8,
   ncclDouble = 8,
   ncclBfloat16 = 9,
-  ncclFloat8e4m3 = 10, /* not supported by gdrcoll: ncclInvalidArgument */
-  ncclFloat8e5m2 = 11, /* not supported by gdrcoll: ncclInvalidArgument */
+  ncclFloat8e4m3 = 10, /* OCP E4M3; reduced in fp32, stored saturating */
+  ncclFloat8e5m2 = 11, /* OCP E5M2; reduced in fp32, stored saturating */
   ncclNumTypes = 12
 } ncclDataType_t;
 
