@@ -5,6 +5,8 @@
 // frame; records opened with the wrong key are never delivered.
 #include <gtest/gtest.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstring>
@@ -68,7 +70,9 @@ security::SessionKeys keys(const std::vector<uint8_t>& s, const std::vector<uint
   return k;
 }
 
-TEST(SecurityPipe, ManyFramesBothWaysArriveIntactAndInOrder) {
+// Both directions at once between two endpoints over a socketpair; every
+// frame must arrive intact (gtest failures otherwise).
+void manyFramesBothWays() {
   int fds[2];
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
   std::vector<uint8_t> k1(32), k2(32);
@@ -94,6 +98,24 @@ TEST(SecurityPipe, ManyFramesBothWaysArriveIntactAndInOrder) {
   ASSERT_TRUE(done()) << "transfers did not finish";
   ab.check();
   ba.check();
+}
+
+TEST(SecurityPipe, ManyFramesBothWaysArriveIntactAndInOrder) { manyFramesBothWays(); }
+
+// The pool's workers do not survive fork(); a child must still get its
+// records sealed and opened (by its own threads), and must not hang.
+TEST(SecurityPipe, AForkedChildStillEncrypts) {
+  manyFramesBothWays();  // the pool (if any) is running now
+  pid_t pid = fork();
+  if (pid == 0) {
+    alarm(120);  // a child stuck on a lock held across fork dies and fails the test
+    manyFramesBothWays();
+    _exit(::testing::Test::HasFailure() ? 1 : 0);
+  }
+  ASSERT_GT(pid, 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
 }
 
 TEST(SecurityPipe, RecordsUnderAnotherKeyAreNeverDelivered) {

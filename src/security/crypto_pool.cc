@@ -1,19 +1,37 @@
 #include "security/crypto_pool.h"
 
+#include <pthread.h>
+
 #include <algorithm>
+#include <new>
 
 #include "core/params.h"
 
 namespace gdr::security {
 
+namespace {
+CryptoPool* gPool = nullptr;
+}
+
 CryptoPool* CryptoPool::get() {
   static CryptoPool* pool = []() -> CryptoPool* {
     int64_t n = param::getInt("GDR_ENCRYPT_THREADS");
     if (n < 0) n = std::min<int64_t>(4, std::max(1u, std::thread::hardware_concurrency() / 2));
+    if (n == 0) return nullptr;
     // Never destroyed: connections may outlive static destruction order.
-    return n > 0 ? new CryptoPool(static_cast<int>(std::min<int64_t>(n, 64))) : nullptr;
+    gPool = new CryptoPool(static_cast<int>(std::min<int64_t>(n, 64)));
+    pthread_atfork(forkPrepare, forkParent, forkChild);
+    return gPool;
   }();
   return pool;
+}
+
+void CryptoPool::forkPrepare() { gPool->mu_.lock(); }
+void CryptoPool::forkParent() { gPool->mu_.unlock(); }
+void CryptoPool::forkChild() {
+  gPool->mu_.unlock();
+  // The workers do not exist here; forget them without joining.
+  new (&gPool->threads_) std::vector<std::thread>();
 }
 
 CryptoPool::CryptoPool(int workers) {

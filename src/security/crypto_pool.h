@@ -6,6 +6,8 @@
 // k+1 overlaps the transfer of record k, and with several workers several
 // records are sealed or opened at once. A waiting caller runs a queued job
 // itself (runOne) rather than spin, so no thread idles while work is queued.
+// A child forked while the pool runs keeps the pool without its workers (no
+// lock held across the fork): its callers then run every job themselves.
 #pragma once
 
 #include <condition_variable>
@@ -33,6 +35,9 @@ class CryptoPool {
 
  private:
   void work();
+  static void forkPrepare();
+  static void forkParent();
+  static void forkChild();
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> queue_;
