@@ -119,6 +119,10 @@ int main(int argc, char** argv) {
     setenv("GDR_TIMEOUT_MS", "2000", 1);
     gdrComm_t c2;
     GDR(gdrCommInitMPI(&c2, MPI_COMM_WORLD));
+    // The first device collective sets the communicator up on every rank
+    // (synchronously); the one rank 1 never joins comes after it.
+    GDR(gdrAllReduce(d, o, 1024, gdrUint32, gdrSum, c2, s));
+    CU(cudaStreamSynchronize(s));
     if (gRank == 0) {
       GDR(gdrAllReduce(d, o, 1024, gdrUint32, gdrSum, c2, s));
       CU(cudaStreamSynchronize(s));  // returns: the progress thread released the stream

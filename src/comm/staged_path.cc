@@ -30,7 +30,7 @@ using staged::Plan;
 using staged::Segment;
 
 constexpr size_t kRing = 256;          // operations in flight per communicator
-constexpr size_t kCaptureWords = 512;  // captured operations per communicator
+constexpr size_t kCaptureWords = 512;  // captured operations per communicator (2 words each)
 constexpr size_t kSlots = 4;           // pipeline depth (segments in flight)
 
 void cudaOk(cudaError_t rc, const char* what) {
@@ -107,16 +107,32 @@ struct SlotSet {
 
 class StagedContext;
 
-// One captured operation: pushed to the progress thread by a host function
-// at every replay of the graph.
+// One captured operation: its words are reset and its job pushed to the
+// progress thread by a host function at every replay of the graph.
 struct Captured {
   StagedContext* ctx;
-  size_t word;
-  std::string what;
-  std::function<void(const Deadline&)> run;
+  std::shared_ptr<Plan> plan;
+  std::shared_ptr<SlotSet> slots;
+  size_t ready = 0, result = 0;  // indices into the context's words
   static void CUDART_CB push(void* p);
 };
 
+// Every CUDA operation of a staged collective is on the caller's stream, in
+// stream order; the progress thread only does host work. (A first version
+// issued the copies from the progress thread on internal streams while the
+// caller's stream sat in cuStreamWaitValue32: on the H200 machine those
+// copies never completed, most likely because the streams shared a hardware
+// queue behind the wait. Nothing the progress thread needs now waits behind
+// the caller's stream.)
+//
+// The caller's stream carries, for segments k = 0, 1, ...: the copies of
+// segment k to a pinned slot, then a write of ready = base + k + 1; the
+// progress thread waits for that word, runs segment k's host part (the
+// network) and writes result = base + k + 1; the stream waits for it, copies
+// segment k's results back and then the input of segment k + kSlots into the
+// slot just freed. Up to kSlots segments are on their way to the host while
+// the network works. Values only grow (base advances by the segment count),
+// so a word is never reset and stream waits compare cyclically (GEQ).
 class StagedContext {
  public:
   StagedContext(Communicator& comm, int device) : comm_(comm), device_(device) {
@@ -124,7 +140,7 @@ class StagedContext {
     const int64_t seg = param::getInt("GDR_STAGED_CHUNK_BYTES");
     if (seg <= 0) throw InvalidArgument("GDR_STAGED_CHUNK_BYTES must be positive");
     segBytes_ = static_cast<size_t>(seg);
-    nwords_ = 2 * kRing + kCaptureWords;
+    nwords_ = 2 * kRing + 2 * kCaptureWords;
     cudaOk(cudaHostAlloc(reinterpret_cast<void**>(&words_), nwords_ * sizeof(uint32_t),
                          cudaHostAllocMapped | cudaHostAllocPortable),
            "cudaHostAlloc (flag words)");
@@ -132,26 +148,15 @@ class StagedContext {
     void* dev = nullptr;
     cudaOk(cudaHostGetDevicePointer(&dev, words_, 0), "cudaHostGetDevicePointer");
     wordsDev_ = reinterpret_cast<CUdeviceptr>(dev);
-    // Non-blocking: the legacy default stream may be the caller's, and it
-    // waits on us.
-    cudaOk(cudaStreamCreateWithFlags(&toHost_, cudaStreamNonBlocking), "cudaStreamCreate");
-    cudaOk(cudaStreamCreateWithFlags(&toDevice_, cudaStreamNonBlocking), "cudaStreamCreate");
-    for (size_t i = 0; i < kSlots; ++i) {
-      cudaOk(cudaEventCreateWithFlags(&hostReady_[i], cudaEventDisableTiming), "cudaEventCreate");
-      cudaOk(cudaEventCreateWithFlags(&devDone_[i], cudaEventDisableTiming), "cudaEventCreate");
-    }
+    engineWords_.assign(2 * kRing, 0);
     slots_.push_back(std::make_shared<SlotSet>(segBytes_));
     progress::EngineConfig cfg;
     cfg.timeoutMs = comm.config().timeoutMs;
     cfg.ringSlots = kRing;
     cfg.onError = [this](gdrResult_t code, const std::string& text) { comm_.fail(code, text); };
     cfg.asyncError = [this] { return comm_.asyncError(); };
-    cfg.onThreadStart = [this] {
-      cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-      cudaThreadExchangeStreamCaptureMode(&mode);
-      cudaOk(cudaSetDevice(device_), "cudaSetDevice (progress thread)");
-    };
-    engine_ = std::make_unique<progress::Engine>(cfg, words_, nwords_);
+    cfg.onThreadStart = [this] { cudaSetDevice(device_); };
+    engine_ = std::make_unique<progress::Engine>(cfg, engineWords_.data(), engineWords_.size());
     GDR_INFO(kColl, "staged path: progress thread started, %zu B segments, %zu in flight", segBytes_, kSlots);
   }
 
@@ -159,12 +164,6 @@ class StagedContext {
     engine_.reset();  // runs what is queued (each under its deadline), joins
     captured_.clear();
     slots_.clear();
-    for (size_t i = 0; i < kSlots; ++i) {
-      cudaEventDestroy(hostReady_[i]);
-      cudaEventDestroy(devDone_[i]);
-    }
-    cudaStreamDestroy(toHost_);
-    cudaStreamDestroy(toDevice_);
     cudaFreeHost(words_);
   }
 
@@ -178,25 +177,34 @@ class StagedContext {
 
   void enqueue(std::shared_ptr<Plan> plan, cudaStream_t s);
 
+  // Host side of one operation, on the progress thread.
+  void hostRun(const Plan& plan, SlotSet& slots, size_t ready, size_t result, uint32_t base, const Deadline& d);
+  void store(size_t w, uint32_t v) { __atomic_store_n(&words_[w], v, __ATOMIC_RELEASE); }
+  uint32_t load(size_t w) const { return __atomic_load_n(&words_[w], __ATOMIC_ACQUIRE); }
+
  private:
   std::shared_ptr<SlotSet> slotsFor(size_t bytes) {
     std::lock_guard<std::mutex> g(mu_);
-    // Older sets stay until the end: a queued job may still use one, and
-    // freeing pinned memory can synchronize the device.
+    // Older sets stay until the end: a queued operation may still use one,
+    // and freeing pinned memory can synchronize the device.
     if (slots_.back()->bytes < bytes) slots_.push_back(std::make_shared<SlotSet>(bytes));
     return slots_.back();
   }
-  void runPlan(const Plan& plan, SlotSet& slots, ChunkHook* hook, const Deadline& d);
-  void drainCopies() noexcept;
+  // The stream side of one operation (see the class comment).
+  void issue(const Plan& plan, SlotSet& slots, ChunkHook* hook, size_t ready, size_t result, uint32_t base,
+             cudaStream_t s);
+  CUdeviceptr wordAt(size_t w) const { return wordsDev_ + w * sizeof(uint32_t); }
 
   Communicator& comm_;
   int device_;
   size_t segBytes_ = 0;
-  uint32_t* words_ = nullptr;
+  uint32_t* words_ = nullptr;  // host-mapped: [ready, result] per ring slot, then per captured op
   size_t nwords_ = 0;
+  size_t nextCaptureWord_ = 2 * kRing;
   CUdeviceptr wordsDev_ = 0;
-  cudaStream_t toHost_ = nullptr, toDevice_ = nullptr;
-  cudaEvent_t hostReady_[kSlots] = {}, devDone_[kSlots] = {};
+  std::vector<uint32_t> engineWords_;  // the engine's start/done words (host only here)
+  uint32_t base_ = 0;
+  std::mutex enqueueMu_;
   std::mutex mu_;
   std::vector<std::shared_ptr<SlotSet>> slots_;
   std::shared_ptr<ChunkHook> hook_;
@@ -206,20 +214,26 @@ class StagedContext {
 
 void CUDART_CB Captured::push(void* p) {
   auto* c = static_cast<Captured*>(p);
+  // The previous replay's stream operations are all behind this point.
+  c->ctx->store(c->ready, 0);
+  c->ctx->store(c->result, 0);
   progress::Job j;
-  j.what = c->what;
-  j.run = c->run;
-  j.doneWord = static_cast<int64_t>(c->word);
-  j.doneValue = 1;
-  c->ctx->engine().push(std::move(j));
-}
-
-bool eventDone(cudaEvent_t e) {
-  cudaError_t rc = cudaEventQuery(e);
-  if (rc == cudaSuccess) return true;
-  if (rc == cudaErrorNotReady) return false;
-  cudaOk(rc, "cudaEventQuery");
-  return false;
+  j.what = c->plan->what();
+  StagedContext* ctx = c->ctx;
+  std::shared_ptr<Plan> plan = c->plan;
+  std::shared_ptr<SlotSet> slots = c->slots;
+  const size_t ready = c->ready, result = c->result;
+  // The release must not run over the next replay's reset: only after a
+  // job that did not finish (both run on the progress thread, in order).
+  auto finished = std::make_shared<bool>(false);
+  j.run = [=](const Deadline& d) {
+    ctx->hostRun(*plan, *slots, ready, result, 0, d);
+    *finished = true;
+  };
+  j.release = [=] {
+    if (!*finished) ctx->store(result, static_cast<uint32_t>(plan->segments()));
+  };
+  ctx->engine().push(std::move(j));
 }
 
 void copy2D(const Copy2D& c, char* host, bool toHost, cudaStream_t s) {
@@ -233,63 +247,50 @@ void copy2D(const Copy2D& c, char* host, bool toHost, cudaStream_t s) {
            "cudaMemcpy2DAsync (host to device)");
 }
 
-// Segment k uses slot k % kSlots. Segments k+1 .. k+kSlots-1 are copied to
-// the host while segment k's host part (the network) runs, and segment k's
-// results go back while segment k+1's runs. Hazards per slot: its in buffer
-// is refilled only after the host part that read it returned and after the
-// results of the segment before (which may read it: broadcast) landed; its
-// out buffer is rewritten only after those results landed.
-void StagedContext::runPlan(const Plan& plan, SlotSet& slots, ChunkHook* hook, const Deadline& d) {
-  const size_t nseg = plan.segments();
-  std::vector<Segment> seg(kSlots);
-  auto hostBuf = [&](const Copy2D& c, size_t sl) { return c.hostIn ? slots.in[sl] : slots.out[sl]; };
-  auto waitEvent = [&](cudaEvent_t e, size_t k, const char* step) {
-    progress::pollUntil([&] { return eventDone(e); }, d,
-                        [&] { return strprintf("for the %s of segment %zu of %s", step, k, plan.what().c_str()); },
+char* hostBuf(const Copy2D& c, SlotSet& slots, size_t sl) { return c.hostIn ? slots.in[sl] : slots.out[sl]; }
+
+// Wrap-safe "v has reached want".
+bool reached(uint32_t v, uint32_t want) { return static_cast<int32_t>(v - want) >= 0; }
+
+void StagedContext::hostRun(const Plan& plan, SlotSet& slots, size_t ready, size_t result, uint32_t base,
+                            const Deadline& d) {
+  for (size_t k = 0; k < plan.segments(); ++k) {
+    const uint32_t want = base + static_cast<uint32_t>(k) + 1;
+    progress::pollUntil([&] { return reached(load(ready), want); }, d,
+                        [&] {
+                          return strprintf("for the device-to-host copy of segment %zu of %s (queued on the caller's "
+                                           "stream: work before it may not have finished)",
+                                           k, plan.what().c_str());
+                        },
                         [this] { return comm_.asyncError(); });
-  };
-  auto issueToHost = [&](size_t k) {
     const size_t sl = k % kSlots;
-    seg[sl] = plan.segment(k);
-    if (k >= kSlots) cudaOk(cudaStreamWaitEvent(toHost_, devDone_[sl], 0), "cudaStreamWaitEvent");
-    for (Copy2D c : seg[sl].toHost) {
-      if (hook) hook->beforeToHost(c, toHost_);
-      copy2D(c, hostBuf(c, sl), true, toHost_);
-    }
-    cudaOk(cudaEventRecord(hostReady_[sl], toHost_), "cudaEventRecord");
-  };
-  try {
-    for (size_t k = 0; k < std::min(kSlots, nseg); ++k) issueToHost(k);
-    for (size_t k = 0; k < nseg; ++k) {
-      const size_t sl = k % kSlots;
-      waitEvent(hostReady_[sl], k, "device-to-host copy");
-      if (k >= kSlots) waitEvent(devDone_[sl], k - kSlots, "host-to-device copy");
-      seg[sl].host(slots.in[sl], slots.out[sl]);
-      for (const Copy2D& c : seg[sl].toDevice) {
-        copy2D(c, hostBuf(c, sl), false, toDevice_);
-        if (hook) hook->afterToDevice(c, toDevice_);
-      }
-      cudaOk(cudaEventRecord(devDone_[sl], toDevice_), "cudaEventRecord");
-      if (k + kSlots < nseg) issueToHost(k + kSlots);
-    }
-    for (size_t k = nseg > kSlots ? nseg - kSlots : 0; k < nseg; ++k)
-      waitEvent(devDone_[k % kSlots], k, "host-to-device copy");
-  } catch (...) {
-    drainCopies();
-    throw;
+    plan.segment(k).host(slots.in[sl], slots.out[sl]);
+    store(result, want);
   }
 }
 
-// After a failure: let copies already enqueued finish (bounded) before the
-// caller's stream is released, so none lands in a buffer the program reuses.
-void StagedContext::drainCopies() noexcept {
-  try {
-    progress::pollUntil(
-        [&] { return cudaStreamQuery(toHost_) != cudaErrorNotReady && cudaStreamQuery(toDevice_) != cudaErrorNotReady; },
-        Deadline::in(std::min<int64_t>(comm_.config().timeoutMs, 10000)),
-        [] { return std::string("for the staged copies to drain after a failure"); });
-  } catch (const std::exception& e) {
-    GDR_WARN(kColl, "%s", e.what());
+void StagedContext::issue(const Plan& plan, SlotSet& slots, ChunkHook* hook, size_t ready, size_t result,
+                          uint32_t base, cudaStream_t s) {
+  const size_t nseg = plan.segments();
+  auto cs = reinterpret_cast<CUstream>(s);
+  auto toHost = [&](size_t k) {
+    const size_t sl = k % kSlots;
+    for (Copy2D c : plan.segment(k).toHost) {
+      if (hook) hook->beforeToHost(c, s);
+      copy2D(c, hostBuf(c, slots, sl), true, s);
+    }
+    cuOk(driver().writeValue32(cs, wordAt(ready), base + static_cast<uint32_t>(k) + 1, CU_STREAM_WRITE_VALUE_DEFAULT),
+         "cuStreamWriteValue32");
+  };
+  for (size_t k = 0; k < std::min(kSlots, nseg); ++k) toHost(k);
+  for (size_t k = 0; k < nseg; ++k) {
+    cuOk(driver().waitValue32(cs, wordAt(result), base + static_cast<uint32_t>(k) + 1, CU_STREAM_WAIT_VALUE_GEQ),
+         "cuStreamWaitValue32");
+    for (const Copy2D& c : plan.segment(k).toDevice) {
+      copy2D(c, hostBuf(c, slots, k % kSlots), false, s);
+      if (hook) hook->afterToDevice(c, s);
+    }
+    if (k + kSlots < nseg) toHost(k + kSlots);
   }
 }
 
@@ -304,37 +305,56 @@ void StagedContext::enqueue(std::shared_ptr<Plan> plan, cudaStream_t s) {
     std::lock_guard<std::mutex> g(mu_);
     hook = hook_;
   }
-  auto run = [this, plan, slots, hook](const Deadline& d) { runPlan(*plan, *slots, hook.get(), d); };
-  auto cs_ = reinterpret_cast<CUstream>(s);
-  auto wordAt = [&](size_t w) { return wordsDev_ + w * sizeof(uint32_t); };
+  const size_t nseg = plan->segments();
+  if (nseg >= (1u << 30)) throw InvalidArgument(strprintf("%s needs too many segments (%zu)", plan->what().c_str(), nseg));
+  // A failure half way leaves stream operations that wait for words nobody
+  // will write unless the job releases them: fail the communicator, so the
+  // job (queued first) fails fast and its release frees the stream.
+  auto failing = [&](auto&& body) {
+    try {
+      body();
+    } catch (const Error& e) {
+      comm_.fail(e.code(), plan->what() + ": " + e.what());
+      throw;
+    }
+  };
   if (cs == cudaStreamCaptureStatusActive) {
     auto cap = std::make_shared<Captured>();
-    cap->ctx = this;
-    cap->word = engine_->allocWord();
-    cap->what = plan->what();
-    cap->run = run;
-    cuOk(driver().writeValue32(cs_, wordAt(cap->word), 0, CU_STREAM_WRITE_VALUE_DEFAULT), "cuStreamWriteValue32");
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      if (nextCaptureWord_ + 2 > nwords_)
+        throw NotSupported(strprintf("no flag word left for another captured device operation (%zu in use)",
+                                     kCaptureWords));
+      cap->ready = nextCaptureWord_++;
+      cap->result = nextCaptureWord_++;
+      cap->ctx = this;
+      cap->plan = plan;
+      cap->slots = slots;
+      captured_.push_back(cap);
+    }
     cudaOk(cudaLaunchHostFunc(s, &Captured::push, cap.get()), "cudaLaunchHostFunc");
-    cuOk(driver().waitValue32(cs_, wordAt(cap->word), 1, CU_STREAM_WAIT_VALUE_GEQ), "cuStreamWaitValue32");
-    std::lock_guard<std::mutex> g(mu_);
-    captured_.push_back(std::move(cap));
+    issue(*plan, *slots, hook.get(), cap->ready, cap->result, 0, s);
     return;
   }
-  // A reserved ticket is always submitted (the ring counts on it): with a
-  // no-op job, its gate opened here, when the stream operations failed.
-  progress::Ticket t = engine_->reserve();
-  CUresult rc = driver().writeValue32(cs_, wordAt(t.startWord()), t.seq, CU_STREAM_WRITE_VALUE_DEFAULT);
-  const char* failed = rc != CUDA_SUCCESS ? "cuStreamWriteValue32" : nullptr;
-  if (!failed) {
-    rc = driver().waitValue32(cs_, wordAt(t.doneWord()), t.seq, CU_STREAM_WAIT_VALUE_GEQ);
-    if (rc != CUDA_SUCCESS) failed = "cuStreamWaitValue32";
-  }
-  if (failed) {
-    engine_->store(t.startWord(), t.seq);
-    engine_->submit(t, plan->what(), nullptr);
-    cuOk(rc, failed);
-  }
-  engine_->submit(t, plan->what(), std::move(run));
+  // Ticket order, value order, job order and stream order agree.
+  std::lock_guard<std::mutex> g(enqueueMu_);
+  const progress::Ticket t = engine_->reserve();
+  const uint32_t base = base_;
+  base_ += static_cast<uint32_t>(nseg) + 1;
+  const size_t ready = 2 * t.slot, result = 2 * t.slot + 1;
+  const uint32_t last = base + static_cast<uint32_t>(nseg);
+  engine_->store(t.startWord(), t.seq);  // the job starts at once: it waits for the ready word itself
+  auto finished = std::make_shared<bool>(false);
+  engine_->submit(
+      t, plan->what(),
+      [this, plan, slots, ready, result, base, finished](const Deadline& d) {
+        hostRun(*plan, *slots, ready, result, base, d);
+        *finished = true;
+      },
+      [this, result, last, finished] {
+        if (!*finished) store(result, last);
+      });
+  failing([&] { issue(*plan, *slots, hook.get(), ready, result, base, s); });
 }
 
 std::mutex gMu;

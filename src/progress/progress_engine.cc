@@ -45,10 +45,12 @@ Ticket Engine::reserve() {
   return t;
 }
 
-void Engine::submit(const Ticket& t, std::string what, std::function<void(const Deadline&)> run) {
+void Engine::submit(const Ticket& t, std::string what, std::function<void(const Deadline&)> run,
+                    std::function<void()> release) {
   Job j;
   j.what = std::move(what);
   j.run = std::move(run);
+  j.release = std::move(release);
   j.gateWord = static_cast<int64_t>(t.startWord());
   j.gateValue = t.seq;
   j.doneWord = static_cast<int64_t>(t.doneWord());
@@ -146,6 +148,7 @@ void Engine::runOne(Job& job) {
   }
   // Released whatever happened: a failed job must not leave its stream
   // waiting (the results are undefined and the error state says so).
+  if (job.release) job.release();
   if (job.doneWord >= 0) store(static_cast<size_t>(job.doneWord), job.doneValue);
 }
 

@@ -51,6 +51,9 @@ struct Job {
   // Release: words[doneWord] = doneValue after the job, success or not.
   int64_t doneWord = -1;
   uint32_t doneValue = 0;
+  // Also called after the job, success, failure or skipped (the owner failed
+  // earlier): frees whatever else the job's stream waits on. Must not throw.
+  std::function<void()> release;
 };
 
 // A ring slot handed out by reserve(): the stream writes `seq` to
@@ -76,7 +79,8 @@ class Engine {
   // deadline) only when ringSlots jobs are still unreleased.
   Ticket reserve();
   // A ring job: gated on the ticket's start word, released on its done word.
-  void submit(const Ticket& t, std::string what, std::function<void(const Deadline&)> run);
+  void submit(const Ticket& t, std::string what, std::function<void(const Deadline&)> run,
+              std::function<void()> release = nullptr);
   // Any job (e.g. one pushed by a CUDA host function on graph replay).
   void push(Job job);
   // A word past the ring for the caller's own use (captured operations).
