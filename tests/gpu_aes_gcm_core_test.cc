@@ -215,6 +215,41 @@ TEST(GpuAesGcmCore, OpenChecksTheTagThenDecryptsOrWritesZeros) {
   EXPECT_EQ(back, Bytes(len, 0));
 }
 
+// The GPU test's round trip (OpenRoundTripsAndRefusesEveryFlippedBit) with
+// the grids gpu_aes_gcm.cu launches for its lengths (gcm::launchGrid; the
+// caps are far above these grids): seal, then open out of place and in place,
+// each against OpenSSL.
+TEST(GpuAesGcmCore, OpenOnTheGridsTheKernelsUse) {
+  std::mt19937_64 rng(16);
+  for (size_t len : {size_t{1}, size_t{15}, size_t{17}, size_t{4095}, size_t{4096}, (size_t{1} << 20) + 3}) {
+    Bytes key = randomBytes(rng, 32), iv = randomBytes(rng, 12), aad = randomBytes(rng, 4), pt = randomBytes(rng, len);
+    Key k(key.data());
+    LaunchParams p;
+    makeLaunchParams(k.host, iv.data(), aad.data(), aad.size(), len, p);
+    const int grid = launchGrid(p.positions, kMaxGrid);
+    ASSERT_GE(grid, 1);
+    ASSERT_LE(uint64_t(grid - 1) * kThreads, p.positions) << "a grid with an idle block, len " << len;
+    Bytes ct(len), tag = emulate<Mode::Seal>(k, p, grid, pt.data(), ct.data()), want(len), wantTag(16);
+    gcmref::opensslSeal(key.data(), iv.data(), aad.data(), aad.size(), pt.data(), len, want.data(), wantTag.data());
+    ASSERT_EQ(ct, want) << "len " << len << " grid " << grid;
+    ASSERT_EQ(tag, wantTag) << "len " << len << " grid " << grid;
+    Bytes cpuBack(len);
+    ASSERT_TRUE(gcmref::opensslOpen(key.data(), iv.data(), aad.data(), aad.size(), ct.data(), len, tag.data(),
+                                    cpuBack.data()));
+    ASSERT_EQ(cpuBack, pt);
+
+    EXPECT_EQ(emulate<Mode::Hash>(k, p, grid, ct.data(), nullptr), tag) << "len " << len;
+    Bytes back(len, 0xa5);
+    emulate<Mode::Decrypt>(k, p, grid, ct.data(), back.data());
+    EXPECT_EQ(back, pt) << "len " << len << " out of place";
+    Bytes inPlace = ct;
+    emulate<Mode::Decrypt>(k, p, grid, inPlace.data(), inPlace.data());
+    EXPECT_EQ(inPlace, pt) << "len " << len << " in place";
+  }
+  EXPECT_EQ(launchGrid(0, 8), 1);
+  EXPECT_EQ(launchGrid(uint64_t{1} << 40, 8), 8);
+}
+
 // A chunk sealed by the GPU code opens with the CPU AEAD (aead.h: nonce from
 // a counter, any AAD; here the record header), and the other way round.
 TEST(GpuAesGcmCore, ChunksInteroperateWithTheCpuAead) {

@@ -25,8 +25,6 @@ struct GpuGcmScratch::Device {
 
 namespace {
 
-constexpr uint64_t kMinBlocksPerThread = 4;
-
 __device__ __forceinline__ uint32_t bswap32(uint32_t x) { return __byte_perm(x, 0, 0x0123); }
 __device__ __forceinline__ U128 fromVec(uint4 v) { return U128{{v.x, v.y, v.z, v.w}}; }
 __device__ __forceinline__ uint4 toVec(U128 x) { return make_uint4(x.w[0], x.w[1], x.w[2], x.w[3]); }
@@ -159,8 +157,7 @@ __global__ void __launch_bounds__(kThreads) gcmKernel(const LaunchParams p, cons
 
 template <Mode kMode>
 cudaError_t launch(const GpuGcmKey& key, const LaunchParams& p, const KernelArgs& a, cudaStream_t stream) {
-  const uint64_t want = (p.positions + kThreads * kMinBlocksPerThread - 1) / (kThreads * kMinBlocksPerThread);
-  const int grid = static_cast<int>(std::min<uint64_t>(std::max<uint64_t>(want, 1), key.gridCap(kMode)));
+  const int grid = gcm::launchGrid(p.positions, key.gridCap(kMode));
   const bool aligned = (reinterpret_cast<uintptr_t>(a.in) | reinterpret_cast<uintptr_t>(a.out)) % 16 == 0;
   if (aligned)
     gcmKernel<kMode, true><<<grid, kThreads, 0, stream>>>(p, a);
@@ -203,7 +200,12 @@ GpuGcmKey::GpuGcmKey(const uint8_t key[kKeyBytes]) {
   auto tables = std::make_unique<gcm::Tables>();
   gcm::buildTables(host_.h, *tables);
   cudaCheck(cudaMalloc(&tables_, sizeof(gcm::Tables)), "cudaMalloc of the key tables");
-  cudaError_t e = cudaMemcpy(tables_, tables.get(), sizeof(gcm::Tables), cudaMemcpyHostToDevice);
+  // A cudaMemcpy from pageable memory may return before the data lands, and
+  // the kernels run on the caller's streams, which need not wait for the
+  // default stream (cudaStreamNonBlocking): wait until the tables are there.
+  cudaError_t e = cudaMemcpyAsync(tables_, tables.get(), sizeof(gcm::Tables), cudaMemcpyHostToDevice,
+                                  cudaStreamPerThread);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(cudaStreamPerThread);
   wipe(tables.get(), sizeof(gcm::Tables));
   if (e != cudaSuccess) {
     cudaFree(tables_);
@@ -214,14 +216,19 @@ GpuGcmKey::GpuGcmKey(const uint8_t key[kKeyBytes]) {
 
 GpuGcmKey::~GpuGcmKey() {
   wipe(&host_, sizeof(host_));
-  // The tables are powers of H, which authenticates: clear them before freeing.
+  // The tables are powers of H, which authenticates: clear them before freeing,
+  // once no kernel on any stream can still read them.
+  cudaDeviceSynchronize();
   cudaMemset(tables_, 0, sizeof(gcm::Tables));
   cudaFree(tables_);
 }
 
 GpuGcmScratch::GpuGcmScratch() {
   cudaCheck(cudaMalloc(&dev_, sizeof(Device)), "cudaMalloc of the scratch");
-  cudaError_t e = cudaMemset(dev_, 0, sizeof(Device));
+  // Zeroed before the first kernel reads it, whatever stream that runs on
+  // (cudaMemset on device memory returns before it is done).
+  cudaError_t e = cudaMemsetAsync(dev_, 0, sizeof(Device), cudaStreamPerThread);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(cudaStreamPerThread);
   if (e != cudaSuccess) {
     cudaFree(dev_);
     cudaCheck(e, "cudaMemset of the scratch");

@@ -37,8 +37,11 @@ constexpr uint32_t kGcmAuthentic = 1;   // tag matched; `out` holds the plaintex
 constexpr uint32_t kGcmForged = 2;      // tag did not match; `out` holds zeros
 
 // One key's material on one device: round keys and H on the host, the tables
-// of powers of H on the device. Made once per key (synchronous: set-up time);
-// immutable after, so any number of streams may use it at once.
+// of powers of H on the device. Made once per key (synchronous: set-up time;
+// the tables are on the device when the constructor returns, so any stream,
+// non-blocking ones included, may use the key at once); immutable after, so
+// any number of streams may use it at once. The destructor waits for the
+// device, then clears the tables.
 class GpuGcmKey {
  public:
   explicit GpuGcmKey(const uint8_t key[kKeyBytes]);  // on the current device
@@ -61,7 +64,8 @@ class GpuGcmKey {
 
 // Device scratch of one call in flight: per-block partial hashes, the
 // arrival counter and the status of the last open. Calls that share one must
-// be ordered (one stream); give each concurrent stream its own.
+// be ordered (one stream); give each concurrent stream its own. Zeroed on the
+// device when the constructor returns.
 class GpuGcmScratch {
  public:
   GpuGcmScratch();  // on the current device

@@ -237,6 +237,15 @@ GDR_GCM_HD U128 gfMulTable8(U128 x, const Tab& tab) {
 constexpr int kThreads = 256;   // T
 constexpr int kMaxGrid = 1024;  // G at most
 constexpr size_t kIvBytes = 12;
+constexpr uint64_t kMinPositionsPerThread = 4;
+
+// Blocks of a launch over `positions` positions: enough for about
+// kMinPositionsPerThread per thread, at least 1, at most `cap` (what fits at once).
+inline int launchGrid(uint64_t positions, int cap) {
+  const uint64_t perBlock = uint64_t(kThreads) * kMinPositionsPerThread;
+  const uint64_t want = (positions + perBlock - 1) / perBlock;
+  return static_cast<int>(want < 1 ? 1 : want > uint64_t(cap) ? uint64_t(cap) : want);
+}
 constexpr size_t kMaxAadBytes = 64;
 
 // Per key, on the device: powers of H the kernels combine with, and Te0

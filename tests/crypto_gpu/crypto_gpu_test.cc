@@ -5,6 +5,11 @@
 // or the AAD makes open report a forgery and deliver zeros, never plaintext;
 // chunks interoperate with the CPU AEAD (aead.h) both ways. Without a GPU it
 // prints "skipped: no CUDA device" and exits 77 (a CTest skip).
+//
+// Every copy and memset of a test goes on the test's stream: that stream is
+// cudaStreamNonBlocking, so work on the default stream (cudaMemcpy,
+// cudaMemset) would not be ordered before the kernels; a cudaMemcpy from
+// pageable memory may even return before its data lands.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -12,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "core/error.h"
@@ -37,23 +43,53 @@ Bytes randomBytes(size_t n) {
   return b;
 }
 
-// Device memory with `slack` bytes before the data, to try misaligned buffers.
+// Device memory with `offset` bytes before the data, to try misaligned
+// buffers. put/fill are ordered on `s`; get waits for `s`, then copies.
 struct DevBuf {
   uint8_t* base = nullptr;
   uint8_t* p = nullptr;
   size_t n = 0;
-  DevBuf(size_t bytes, size_t offset = 0) : n(bytes) {
+  cudaStream_t s;
+  DevBuf(size_t bytes, cudaStream_t stream, size_t offset = 0) : n(bytes), s(stream) {
     EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&base), bytes + offset + 16), cudaSuccess);
     p = base + offset;
   }
   ~DevBuf() { cudaFree(base); }
-  void put(const Bytes& b) { EXPECT_EQ(cudaMemcpy(p, b.data(), b.size(), cudaMemcpyHostToDevice), cudaSuccess); }
+  void put(const Bytes& b) {
+    EXPECT_EQ(cudaMemcpyAsync(p, b.data(), b.size(), cudaMemcpyHostToDevice, s), cudaSuccess);
+  }
+  void fill(int byte, size_t bytes) { EXPECT_EQ(cudaMemsetAsync(p, byte, bytes, s), cudaSuccess); }
   Bytes get(size_t bytes) const {
     Bytes b(bytes);
+    EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
     EXPECT_EQ(cudaMemcpy(b.data(), p, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
     return b;
   }
 };
+
+// Equal, or where and how not: the first differing byte, how many differ,
+// and whether `got` looks like a known wrong answer.
+::testing::AssertionResult same(const Bytes& got, const Bytes& want, const Bytes* ct = nullptr) {
+  if (got == want) return ::testing::AssertionSuccess();
+  if (got.size() != want.size())
+    return ::testing::AssertionFailure() << "size " << got.size() << ", want " << want.size();
+  size_t first = got.size(), count = 0;
+  bool zeros = true, untouched = true;
+  for (size_t i = 0; i < got.size(); ++i) {
+    zeros = zeros && got[i] == 0;
+    untouched = untouched && got[i] == 0xa5;
+    if (got[i] == want[i]) continue;
+    if (first == got.size()) first = i;
+    ++count;
+  }
+  auto r = ::testing::AssertionFailure();
+  r << count << " of " << got.size() << " bytes differ, the first at " << first << " (got "
+    << int(got[first]) << ", want " << int(want[first]) << ")";
+  if (zeros) r << "; got all zeros";
+  if (untouched) r << "; got the 0xa5 fill (never written)";
+  if (ct && got == *ct) r << "; got the ciphertext";
+  return r;
+}
 
 class GpuAesGcm : public ::testing::Test {
  protected:
@@ -63,12 +99,11 @@ class GpuAesGcm : public ::testing::Test {
   // Seals on the GPU; returns ciphertext || tag.
   Bytes seal(const GpuGcmKey& key, const Bytes& iv, const Bytes& aad, const Bytes& pt, size_t offset = 0,
              bool inPlace = false) {
-    DevBuf in(pt.size(), offset), out(pt.size(), offset ? offset + 3 : 0), tag(16);
+    DevBuf in(pt.size(), stream, offset), out(pt.size(), stream, offset ? offset + 3 : 0), tag(16, stream);
     in.put(pt);
     uint8_t* dst = inPlace ? in.p : out.p;
     EXPECT_EQ(gpuAesGcmSeal(key, iv.data(), aad.data(), aad.size(), in.p, dst, pt.size(), tag.p, scratch, stream),
               cudaSuccess);
-    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
     Bytes r = (inPlace ? in : out).get(pt.size()), t = tag.get(16);
     r.insert(r.end(), t.begin(), t.end());
     return r;
@@ -77,16 +112,15 @@ class GpuAesGcm : public ::testing::Test {
   // Opens on the GPU; returns the status and fills `pt`.
   uint32_t open(const GpuGcmKey& key, const Bytes& iv, const Bytes& aad, const Bytes& ct, const Bytes& tag,
                 Bytes& pt, bool inPlace = false) {
-    DevBuf in(ct.size()), out(ct.size()), t(16), status(4);
+    DevBuf in(ct.size(), stream), out(ct.size(), stream), t(16, stream), status(4, stream);
     in.put(ct);
     t.put(tag);
-    EXPECT_EQ(cudaMemset(out.p, 0xa5, ct.size()), cudaSuccess);  // so "zeros" is a real write
-    EXPECT_EQ(cudaMemset(status.p, 0, 4), cudaSuccess);
+    out.fill(0xa5, ct.size());  // so "zeros" is a real write
+    status.fill(0, 4);
     uint8_t* dst = inPlace ? in.p : out.p;
     EXPECT_EQ(gpuAesGcmOpen(key, iv.data(), aad.data(), aad.size(), in.p, dst, ct.size(), t.p, scratch,
                             reinterpret_cast<uint32_t*>(status.p), stream),
               cudaSuccess);
-    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
     pt = (inPlace ? in : out).get(ct.size());
     uint32_t st = 0, internal = 0;
     EXPECT_EQ(cudaMemcpy(&st, status.p, 4, cudaMemcpyDeviceToHost), cudaSuccess);
@@ -120,10 +154,10 @@ TEST_F(GpuAesGcm, SealIsIdenticalToOpenSsl) {
     GpuGcmKey k(key.data());
     for (size_t aadLen : {size_t{0}, size_t{4}, size_t{64}}) {
       Bytes aad = randomBytes(aadLen), want = reference(key, iv, aad, pt);
-      EXPECT_TRUE(seal(k, iv, aad, pt) == want) << where(len, aadLen, 0, false);
+      EXPECT_TRUE(same(seal(k, iv, aad, pt), want)) << where(len, aadLen, 0, false);
       if (len > (size_t{16} << 20)) continue;  // the slow paths on the smaller sizes only
-      EXPECT_TRUE(seal(k, iv, aad, pt, 1) == want) << where(len, aadLen, 1, false);
-      EXPECT_TRUE(seal(k, iv, aad, pt, 0, true) == want) << where(len, aadLen, 0, true);
+      EXPECT_TRUE(same(seal(k, iv, aad, pt, 1), want)) << where(len, aadLen, 1, false);
+      EXPECT_TRUE(same(seal(k, iv, aad, pt, 0, true), want)) << where(len, aadLen, 0, true);
     }
   }
 }
@@ -134,10 +168,10 @@ TEST_F(GpuAesGcm, SpecTestCases) {
     GpuGcmKey k(key.data());
     Bytes want = gcmref::hex(v.ct), tag = gcmref::hex(v.tag);
     want.insert(want.end(), tag.begin(), tag.end());
-    EXPECT_TRUE(seal(k, iv, aad, pt) == want) << v.name;
+    EXPECT_TRUE(same(seal(k, iv, aad, pt), want)) << v.name;
     Bytes back;
     EXPECT_EQ(open(k, iv, aad, gcmref::hex(v.ct), tag, back), kGcmAuthentic) << v.name;
-    EXPECT_TRUE(back == pt) << v.name;
+    EXPECT_TRUE(same(back, pt)) << v.name;
   }
 }
 
@@ -146,36 +180,38 @@ TEST_F(GpuAesGcm, OpenRoundTripsAndRefusesEveryFlippedBit) {
     Bytes key = randomBytes(32), iv = randomBytes(12), aad = randomBytes(4), pt = randomBytes(len);
     GpuGcmKey k(key.data());
     Bytes sealed = seal(k, iv, aad, pt);
+    // If the seal is wrong, an open can verify and still not give `pt` back.
+    EXPECT_TRUE(same(sealed, reference(key, iv, aad, pt))) << "seal, len " << len;
     Bytes ct(sealed.begin(), sealed.begin() + len), tag(sealed.begin() + len, sealed.end()), back;
     ASSERT_EQ(open(k, iv, aad, ct, tag, back), kGcmAuthentic) << len;
-    EXPECT_TRUE(back == pt) << len;
+    EXPECT_TRUE(same(back, pt, &ct)) << "len " << len;
     ASSERT_EQ(open(k, iv, aad, ct, tag, back, true), kGcmAuthentic) << len;
-    EXPECT_TRUE(back == pt) << len << " in place";
+    EXPECT_TRUE(same(back, pt, &ct)) << "len " << len << " in place";
 
     const Bytes zeros(len, 0);
     for (size_t at : {size_t{0}, len / 2, len - 1}) {
       Bytes bad = ct;
       bad[at] ^= 0x04;
       EXPECT_EQ(open(k, iv, aad, bad, tag, back), kGcmForged) << len << " ciphertext byte " << at;
-      EXPECT_TRUE(back == zeros) << len << " ciphertext byte " << at;
+      EXPECT_TRUE(same(back, zeros)) << len << " ciphertext byte " << at;
       EXPECT_EQ(open(k, iv, aad, bad, tag, back, true), kGcmForged) << len << " in place";
-      EXPECT_TRUE(back == zeros) << len << " in place";
+      EXPECT_TRUE(same(back, zeros)) << len << " in place";
     }
     for (size_t at : {size_t{0}, size_t{15}}) {
       Bytes badTag = tag;
       badTag[at] ^= 0x80;
       EXPECT_EQ(open(k, iv, aad, ct, badTag, back), kGcmForged) << len << " tag byte " << at;
-      EXPECT_TRUE(back == zeros) << len << " tag byte " << at;
+      EXPECT_TRUE(same(back, zeros)) << len << " tag byte " << at;
     }
     Bytes badAad = aad, badIv = iv;
     badAad[3] ^= 1;
     badIv[11] ^= 1;
     EXPECT_EQ(open(k, iv, badAad, ct, tag, back), kGcmForged) << len << " AAD";
     EXPECT_EQ(open(k, badIv, aad, ct, tag, back), kGcmForged) << len << " nonce";
-    EXPECT_TRUE(back == zeros) << len << " nonce";
+    EXPECT_TRUE(same(back, zeros)) << len << " nonce";
     // A good chunk after refused ones opens: the scratch is left ready.
     ASSERT_EQ(open(k, iv, aad, ct, tag, back), kGcmAuthentic) << len;
-    EXPECT_TRUE(back == pt) << len;
+    EXPECT_TRUE(same(back, pt, &ct)) << "len " << len << ", after refused ones";
   }
 }
 
@@ -186,7 +222,7 @@ TEST_F(GpuAesGcm, ChunkStreamOpensWithTheCpuAeadAndBack) {
   const size_t kChunk = (size_t{256} << 10) + 5;
   Bytes key = randomBytes(32), pt = randomBytes(kChunk * kChunks);
   GpuGcmKey k(key.data());
-  DevBuf in(pt.size()), out(pt.size()), tags(16 * kChunks);
+  DevBuf in(pt.size(), stream), out(pt.size(), stream), tags(16 * kChunks, stream);
   in.put(pt);
   for (int c = 0; c < kChunks; ++c) {
     uint8_t iv[12], hdr[4];
@@ -196,7 +232,6 @@ TEST_F(GpuAesGcm, ChunkStreamOpensWithTheCpuAeadAndBack) {
                             stream),
               cudaSuccess);
   }
-  CUDA_OK(cudaStreamSynchronize(stream));
   Bytes ct = out.get(pt.size()), tag = tags.get(16 * kChunks);
   for (int c = 0; c < kChunks; ++c) {
     uint8_t hdr[4];
@@ -219,7 +254,7 @@ TEST_F(GpuAesGcm, ChunkStreamOpensWithTheCpuAeadAndBack) {
 TEST_F(GpuAesGcm, BadArgumentsAreRefused) {
   Bytes key = randomBytes(32), iv = randomBytes(12), aad(65, 0);
   GpuGcmKey k(key.data());
-  DevBuf buf(64), tag(16);
+  DevBuf buf(64, stream), tag(16, stream);
   EXPECT_THROW(gpuAesGcmSeal(k, iv.data(), aad.data(), aad.size(), buf.p, buf.p, 64, tag.p, scratch, stream),
                gdr::InvalidArgument);
   EXPECT_THROW(gpuAesGcmSeal(k, iv.data(), nullptr, 0, nullptr, buf.p, 64, tag.p, scratch, stream),

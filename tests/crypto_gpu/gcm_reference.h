@@ -73,4 +73,25 @@ inline void opensslSeal(const uint8_t key[32], const uint8_t iv[12], const uint8
   if (!ok) throw std::runtime_error("OpenSSL AES-256-GCM seal failed");
 }
 
+// OpenSSL's AES-256-GCM open: plaintext into out (len bytes); false if the
+// tag does not match.
+inline bool opensslOpen(const uint8_t key[32], const uint8_t iv[12], const uint8_t* aad, size_t aadLen,
+                        const uint8_t* in, size_t len, const uint8_t tag[16], uint8_t* out) {
+  EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
+  int n = 0;
+  bool ok = ctx && EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), nullptr, key, iv) == 1 &&
+            (aadLen == 0 || EVP_DecryptUpdate(ctx, nullptr, &n, aad, static_cast<int>(aadLen)) == 1);
+  for (size_t off = 0; ok && off < len;) {
+    size_t step = std::min<size_t>(len - off, size_t{1} << 30);
+    ok = EVP_DecryptUpdate(ctx, out + off, &n, in + off, static_cast<int>(step)) == 1;
+    off += step;
+  }
+  uint8_t expected[16], none[16];
+  std::copy(tag, tag + 16, expected);
+  ok = ok && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, 16, expected) == 1 &&
+       EVP_DecryptFinal_ex(ctx, none, &n) == 1;
+  EVP_CIPHER_CTX_free(ctx);
+  return ok;
+}
+
 }  // namespace gcmref
