@@ -12,6 +12,11 @@
 #include "core/error.h"
 #include "progress/staged_plan.h"
 
+// memcpy that accepts empty ranges (an empty vector's data() may be null).
+static void copyBytes(void* dst, const void* src, size_t n) {
+  if (n) std::memcpy(dst, src, n);
+}
+
 namespace gdr::staged {
 namespace {
 
@@ -20,8 +25,8 @@ using coll::CollKind;
 void doCopy(const Copy2D& c, char* slotIn, char* slotOut, bool toHost) {
   char* host = (c.hostIn ? slotIn : slotOut) + c.hostOff;
   for (size_t r = 0; r < c.rows; ++r) {
-    if (toHost) std::memcpy(host + r * c.hostPitch, c.dev + r * c.devPitch, c.width);
-    else std::memcpy(c.dev + r * c.devPitch, host + r * c.hostPitch, c.width);
+    if (toHost) copyBytes(host + r * c.hostPitch, c.dev + r * c.devPitch, c.width);
+    else copyBytes(c.dev + r * c.devPitch, host + r * c.hostPitch, c.width);
   }
 }
 
@@ -42,12 +47,12 @@ void refCollective(std::vector<CollCall>& calls) {
     case CollKind::Broadcast: {
       const int root = calls[0].root;
       for (int r = 0; r < n; ++r)
-        if (r != root) std::memcpy(out(r), in(root), m * 4);
+        if (r != root) copyBytes(out(r), in(root), m * 4);
       break;
     }
     case CollKind::AllGather:
       for (int r = 0; r < n; ++r)
-        for (int q = 0; q < n; ++q) std::memcpy(out(r) + q * m, in(q), m * 4);
+        for (int q = 0; q < n; ++q) copyBytes(out(r) + q * m, in(q), m * 4);
       break;
     case CollKind::ReduceScatter:
       for (int r = 0; r < n; ++r)
@@ -59,7 +64,7 @@ void refCollective(std::vector<CollCall>& calls) {
       break;
     case CollKind::AllToAll:
       for (int r = 0; r < n; ++r)
-        for (int q = 0; q < n; ++q) std::memcpy(out(r) + q * m, in(q) + r * m, m * 4);
+        for (int q = 0; q < n; ++q) copyBytes(out(r) + q * m, in(q) + r * m, m * 4);
       break;
     default:
       FAIL() << "not simulated";
@@ -90,8 +95,13 @@ void runCase(const Case& cs, int n, size_t segBytes) {
     CollCall c{cs.kind, send[r].data(), recv[r].data(), cs.count, gdrInt32, gdrSum, 0};
     if (cs.inPlace) {
       c.inPlace = true;
-      if (cs.kind == CollKind::AllGather) std::memcpy(recv[r].data() + r * cs.count, send[r].data(), cs.count * 4);
-      else std::memcpy(recv[r].data(), send[r].data(), inElems * 4);
+      if (cs.count == 0) {
+        // nothing to copy (and memcpy of empty vectors' null data is UB)
+      } else if (cs.kind == CollKind::AllGather) {
+        copyBytes(recv[r].data() + r * cs.count, send[r].data(), cs.count * 4);
+      } else {
+        copyBytes(recv[r].data(), send[r].data(), inElems * 4);
+      }
       c.sendbuf = recv[r].data();
     }
     if (cs.kind == CollKind::Broadcast) {
@@ -125,7 +135,7 @@ void runCase(const Case& cs, int n, size_t segBytes) {
   std::vector<std::vector<int32_t>> want(n, std::vector<int32_t>(outElems));
   for (int r = 0; r < n; ++r) {
     whole[r] = CollCall{cs.kind, orig[r].data(), want[r].data(), cs.count, gdrInt32, gdrSum, 0};
-    if (cs.kind == CollKind::Broadcast) std::memcpy(want[r].data(), orig[r].data(), outElems * 4);
+    if (cs.kind == CollKind::Broadcast) copyBytes(want[r].data(), orig[r].data(), outElems * 4);
   }
   refCollective(whole);
   for (int r = 0; r < n; ++r)
@@ -199,7 +209,7 @@ TEST(StagedPlan, SendRecvRoundsReassemble) {
       ASSERT_EQ(sends.size(), recvs.size());
       for (size_t i = 0; i < sends.size(); ++i) {
         ASSERT_EQ(sends[i]->bytes, recvs[i]->bytes);
-        std::memcpy(recvs[i]->host, sends[i]->host, sends[i]->bytes);
+        copyBytes(recvs[i]->host, sends[i]->host, sends[i]->bytes);
       }
     }
     for (int r = 0; r < 2; ++r)
