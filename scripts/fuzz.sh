@@ -5,7 +5,11 @@
 # seed corpus (tests/fuzz/corpus/<target>, read-only; new inputs go to
 # build-fuzz/corpus/<target>). Fails on any crash, sanitizer report, leak or
 # per-input timeout; the reproducer is left in build-fuzz/artifacts/.
-#   GDR_FUZZ_SECONDS  seconds per target (default 20)
+#   GDR_FUZZ_SECONDS  seconds per target at most (default 20)
+#   GDR_FUZZ_RUNS     inputs per target (default 100000) and GDR_FUZZ_SEED
+#                     (default 1): CI explores the same inputs every time, so
+#                     a finding is reproducible and CI does not fail at random;
+#                     set GDR_FUZZ_SEED=0 (random) and more runs to explore
 #   GDR_FUZZ_TARGETS  which targets (default: handshake bootstrap frame)
 # Extra arguments go to every fuzzer (e.g. -runs=1000).
 set -euo pipefail
@@ -25,7 +29,7 @@ mkdir -p build-fuzz/artifacts
 for t in "${targets[@]}"; do
   mkdir -p "build-fuzz/corpus/$t"
   echo "fuzz: $t for ${secs}s"
-  if ! build-fuzz/bin/fuzz_"$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  if ! build-fuzz/bin/fuzz_"$t" -max_total_time="$secs" -seed="${GDR_FUZZ_SEED:-1}" -runs="${GDR_FUZZ_RUNS:-100000}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="build-fuzz/artifacts/$t-" "$@" "build-fuzz/corpus/$t" "tests/fuzz/corpus/$t" \
       >"build-fuzz/fuzz_$t.log" 2>&1; then
     tail -n 60 "build-fuzz/fuzz_$t.log" >&2

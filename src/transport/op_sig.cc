@@ -12,7 +12,9 @@ bool operator==(const OpSig& a, const OpSig& b) {
 
 std::string describe(const OpSig& s) {
   static const char* kOps[] = {"sum", "prod", "max", "min", "avg"};
-  const char* type = coll::typeName(static_cast<gdrDataType_t>(s.dtype));
+  // A peer's bytes: range-check before the value becomes an enum (loading an
+  // out-of-range enum is undefined; the fuzzer found it).
+  const char* type = s.dtype < gdrNumTypes ? coll::typeName(static_cast<gdrDataType_t>(s.dtype)) : "unknown type";
   if (s.kind == kP2PKind)
     return strprintf("send/recv of %llu %s", (unsigned long long)s.count, type);
   auto kind = static_cast<coll::CollKind>(s.kind);
