@@ -30,6 +30,12 @@ struct OpSig {
   uint64_t seq = 0;    // collective sequence number on the communicator
 };
 constexpr uint8_t kP2PKind = 0xF0;
+// OpSig::flags bits.
+// The payload is already AES-GCM sealed end to end (device buffers sealed on
+// the GPU under GDR_ENCRYPT=1, security/staged_seal.h): a transport that
+// encrypts still authenticates the message's header but sends the payload as
+// it is, instead of encrypting it a second time on the CPU.
+constexpr uint8_t kSigPreSealed = 1u << 0;
 bool operator==(const OpSig& a, const OpSig& b);
 inline bool operator!=(const OpSig& a, const OpSig& b) { return !(a == b); }
 std::string describe(const OpSig& s);
