@@ -2,7 +2,10 @@
 // plan is run in lockstep on host memory standing in for device memory; a
 // segment's host part is a reference collective over all ranks' slot
 // buffers. The results must equal the whole collective, for sizes that are
-// and are not multiples of the segment, in place and not.
+// and are not multiples of the segment, in place and not. Sealed plans run
+// with a stand-in for the GPU's AES-GCM (a keystream and tag from the
+// origin rank and the row's nonce), so a row opened under another nonce or
+// origin than it was sealed with comes out wrong and the test sees it.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -10,6 +13,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "collectives/reduce_host.h"
 #include "progress/staged_plan.h"
 
 // memcpy that accepts empty ranges (an empty vector's data() may be null).
@@ -22,11 +26,42 @@ namespace {
 
 using coll::CollKind;
 
+// The stand-in cipher: a byte stream and a 16-byte tag from (origin, nonce).
+uint64_t sealHash(int origin, const security::SealId& id) {
+  uint8_t iv[12];
+  security::sealNonce(id, iv);
+  uint64_t h = 1469598103934665603ull ^ static_cast<uint64_t>(origin);
+  for (uint8_t b : iv) h = (h ^ b) * 1099511628211ull;
+  return h;
+}
+
+int gForged = 0;  // rows whose tag did not match when opened
+
 void doCopy(const Copy2D& c, char* slotIn, char* slotOut, bool toHost) {
   char* host = (c.hostIn ? slotIn : slotOut) + c.hostOff;
+  if (c.seal.on) {
+    ASSERT_GE(c.hostPitch, c.width + security::kSealTagBytes);
+  }
   for (size_t r = 0; r < c.rows; ++r) {
-    if (toHost) copyBytes(host + r * c.hostPitch, c.dev + r * c.devPitch, c.width);
-    else copyBytes(c.dev + r * c.devPitch, host + r * c.hostPitch, c.width);
+    char* h = host + r * c.hostPitch;
+    char* d = c.dev + r * c.devPitch;
+    if (!c.seal.on) {
+      if (toHost) copyBytes(h, d, c.width);
+      else copyBytes(d, h, c.width);
+      continue;
+    }
+    const uint64_t key = sealHash(c.seal.originOf(static_cast<size_t>(r)), c.seal.id(r));
+    uint8_t tag[16];
+    for (int i = 0; i < 16; ++i) tag[i] = static_cast<uint8_t>(key >> (8 * (i % 8))) ^ static_cast<uint8_t>(i);
+    if (toHost) {  // seal: the GPU's work, then the copy out
+      for (size_t i = 0; i < c.width; ++i) h[i] = static_cast<char>(d[i] ^ static_cast<char>(key >> (8 * (i % 8))));
+      std::memcpy(h + c.width, tag, 16);
+    } else if (std::memcmp(h + c.width, tag, 16) != 0) {  // open: check, then decrypt or write zeros
+      ++gForged;
+      std::memset(d, 0, c.width);
+    } else {
+      for (size_t i = 0; i < c.width; ++i) d[i] = static_cast<char>(h[i] ^ static_cast<char>(key >> (8 * (i % 8))));
+    }
   }
 }
 
@@ -34,6 +69,9 @@ void doCopy(const Copy2D& c, char* slotIn, char* slotOut, bool toHost) {
 void refCollective(std::vector<CollCall>& calls) {
   const int n = static_cast<int>(calls.size());
   const size_t m = calls[0].count;
+  const size_t eb = coll::typeSize(calls[0].type);  // sealed plans move bytes
+  auto inB = [&](int r) { return static_cast<const char*>(calls[r].sendbuf); };
+  auto outB = [&](int r) { return static_cast<char*>(calls[r].recvbuf); };
   auto in = [&](int r) { return static_cast<const int32_t*>(calls[r].sendbuf); };
   auto out = [&](int r) { return static_cast<int32_t*>(calls[r].recvbuf); };
   switch (calls[0].kind) {
@@ -47,12 +85,12 @@ void refCollective(std::vector<CollCall>& calls) {
     case CollKind::Broadcast: {
       const int root = calls[0].root;
       for (int r = 0; r < n; ++r)
-        if (r != root) copyBytes(out(r), in(root), m * 4);
+        if (r != root) copyBytes(outB(r), inB(root), m * eb);
       break;
     }
     case CollKind::AllGather:
       for (int r = 0; r < n; ++r)
-        for (int q = 0; q < n; ++q) copyBytes(out(r) + q * m, in(q), m * 4);
+        for (int q = 0; q < n; ++q) copyBytes(outB(r) + q * m * eb, inB(q), m * eb);
       break;
     case CollKind::ReduceScatter:
       for (int r = 0; r < n; ++r)
@@ -64,7 +102,7 @@ void refCollective(std::vector<CollCall>& calls) {
       break;
     case CollKind::AllToAll:
       for (int r = 0; r < n; ++r)
-        for (int q = 0; q < n; ++q) copyBytes(out(r) + q * m, in(q) + r * m, m * 4);
+        for (int q = 0; q < n; ++q) copyBytes(outB(r) + q * m * eb, inB(q) + r * m * eb, m * eb);
       break;
     default:
       FAIL() << "not simulated";
@@ -75,11 +113,13 @@ struct Case {
   CollKind kind;
   size_t count;
   bool inPlace;
+  bool seal = false;
 };
 
 void runCase(const Case& cs, int n, size_t segBytes) {
   SCOPED_TRACE(testing::Message() << coll::collName(cs.kind) << " count " << cs.count << " n " << n << " seg "
-                                  << segBytes << (cs.inPlace ? " in place" : ""));
+                                  << segBytes << (cs.inPlace ? " in place" : "") << (cs.seal ? " sealed" : ""));
+  gForged = 0;
   std::mt19937 rng(std::random_device{}());
   const bool blocks = cs.kind != CollKind::AllReduce && cs.kind != CollKind::Broadcast;
   const size_t inElems = cs.kind == CollKind::AllGather ? cs.count : blocks ? n * cs.count : cs.count;
@@ -109,11 +149,15 @@ void runCase(const Case& cs, int n, size_t segBytes) {
       c.sendbuf = recv[r].data();
     }
     orig[r] = send[r];
-    plans[r] = planCollective(c, r, n, segBytes, [&seen, r](const CollCall& h) { seen[r] = h; });
+    plans[r] = planCollective(c, r, n, segBytes, [&seen, r](const CollCall& h) { seen[r] = h; },
+                              SealSpec{cs.seal, 41});
   }
+  const bool sealed = cs.seal && sealable(cs.kind) && cs.count > 0;
+  EXPECT_EQ(plans[0]->sealed(), sealed);
   const size_t nseg = plans[0]->segments();
   const size_t slot = plans[0]->slotBytes();
-  EXPECT_LE(slot, std::max<size_t>(segBytes, 4 * (blocks ? n : 1)));
+  const size_t tags = sealed ? security::kSealTagBytes * (blocks ? n : 1) : 0;
+  EXPECT_LE(slot, std::max<size_t>(segBytes, 4 * (blocks ? n : 1)) + tags);
   std::vector<std::vector<char>> in(n, std::vector<char>(slot + 1)), out(n, std::vector<char>(slot + 1));
   for (size_t k = 0; k < nseg; ++k) {
     std::vector<Segment> segs(n);
@@ -125,6 +169,7 @@ void runCase(const Case& cs, int n, size_t segBytes) {
       }
       segs[r].host(in[r].data(), out[r].data());
       EXPECT_FALSE(seen[r].inPlace);
+      EXPECT_EQ(seen[r].preSealed, sealed);
     }
     refCollective(seen);
     for (int r = 0; r < n; ++r)
@@ -138,6 +183,7 @@ void runCase(const Case& cs, int n, size_t segBytes) {
     if (cs.kind == CollKind::Broadcast) copyBytes(want[r].data(), orig[r].data(), outElems * 4);
   }
   refCollective(whole);
+  EXPECT_EQ(gForged, 0);
   for (int r = 0; r < n; ++r)
     for (size_t i = 0; i < outElems; ++i)
       ASSERT_EQ(recv[r][i], want[r][i]) << "rank " << r << " element " << i;
@@ -154,6 +200,57 @@ TEST(StagedPlan, SegmentedCollectivesEqualTheWholeOne) {
         }
 }
 
+// Sealed plans (data movement only; reductions stay unsealed): every row
+// opens under the nonce and origin it was sealed with, and the results are
+// the whole collective's.
+TEST(StagedPlan, SealedPlansOpenEveryRowWhereItLands) {
+  for (CollKind k : {CollKind::AllReduce, CollKind::Broadcast, CollKind::AllGather, CollKind::ReduceScatter,
+                     CollKind::AllToAll})
+    for (int n : {1, 2, 3, 5})
+      for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1001}})
+        for (bool ip : {false, true}) {
+          if (ip && k == CollKind::Broadcast) continue;
+          for (size_t seg : {size_t{4}, size_t{256}, size_t{1} << 20}) runCase({k, count, ip, true}, n, seg);
+        }
+}
+
+// A row delivered to the wrong place (here: rank 1's all-gather row swapped
+// with rank 2's on the way) fails its check instead of landing as data.
+TEST(StagedPlan, ASealedRowInTheWrongPlaceFailsItsCheck) {
+  const int n = 3;
+  const size_t count = 8;
+  std::vector<std::vector<int32_t>> send(n), recv(n);
+  std::vector<CollCall> seen(n);
+  std::vector<std::unique_ptr<Plan>> plans(n);
+  for (int r = 0; r < n; ++r) {
+    send[r].assign(count, r + 1);
+    recv[r].assign(n * count, 0);
+    CollCall c{CollKind::AllGather, send[r].data(), recv[r].data(), count, gdrInt32};
+    plans[r] = planCollective(c, r, n, 1 << 20, [&seen, r](const CollCall& h) { seen[r] = h; }, SealSpec{true, 7});
+  }
+  const size_t slot = plans[0]->slotBytes(), row = count * 4 + security::kSealTagBytes;
+  std::vector<std::vector<char>> in(n, std::vector<char>(slot)), out(n, std::vector<char>(slot));
+  std::vector<Segment> segs(n);
+  gForged = 0;
+  for (int r = 0; r < n; ++r) {
+    segs[r] = plans[r]->segment(0);
+    for (const Copy2D& c : segs[r].toHost) doCopy(c, in[r].data(), out[r].data(), true);
+    segs[r].host(in[r].data(), out[r].data());
+  }
+  refCollective(seen);
+  std::vector<char> tmp(out[0].begin() + row, out[0].begin() + 2 * row);  // rank 0 gets rows 1 and 2 swapped
+  std::copy(out[0].begin() + 2 * row, out[0].begin() + 3 * row, out[0].begin() + row);
+  std::copy(tmp.begin(), tmp.end(), out[0].begin() + 2 * row);
+  for (int r = 0; r < n; ++r)
+    for (const Copy2D& c : segs[r].toDevice) doCopy(c, in[r].data(), out[r].data(), false);
+  EXPECT_EQ(gForged, 2);
+  for (size_t i = 0; i < count; ++i) {
+    EXPECT_EQ(recv[0][i], 1);
+    EXPECT_EQ(recv[0][count + i], 0) << "a misplaced row must not land as data";
+    EXPECT_EQ(recv[1][count + i], 2);
+  }
+}
+
 TEST(StagedPlan, SegmentCountFollowsTheSegmentSize) {
   CollCall c{CollKind::AllReduce, reinterpret_cast<void*>(0x1000), reinterpret_cast<void*>(0x100000), 1000, gdrFloat32};
   auto run = [](const CollCall&) {};
@@ -167,7 +264,8 @@ TEST(StagedPlan, SegmentCountFollowsTheSegmentSize) {
 // Two ranks exchanging messages of different sizes in one batch: every round
 // is one host group; the messages between the pair match in order and
 // reassemble into the whole buffers.
-TEST(StagedPlan, SendRecvRoundsReassemble) {
+void sendRecvRounds(bool seal) {
+  gForged = 0;
   const size_t chunk = 10;
   std::vector<size_t> sizes = {0, 1, 25, 10, 33};
   std::vector<std::vector<char>> src(2), dst(2);
@@ -183,12 +281,15 @@ TEST(StagedPlan, SendRecvRoundsReassemble) {
     std::vector<P2PItem> items;
     size_t off = 0;
     for (size_t s : sizes) {
-      items.push_back({true, src[r].data() + off, s, 1 - r});
-      items.push_back({false, dst[r].data() + off, s, 1 - r});
+      const uint32_t seq = static_cast<uint32_t>(items.size() / 2);  // the n-th message each way
+      items.push_back({true, src[r].data() + off, s, 1 - r, seq});
+      items.push_back({false, dst[r].data() + off, s, 1 - r, seq});
       off += s;
     }
-    plans.push_back(planP2P(items, chunk, [&rounds, r](const std::vector<HostMsg>& m) { rounds[r].push_back(m); }));
+    plans.push_back(planP2P(
+        items, chunk, [&rounds, r](const std::vector<HostMsg>& m) { rounds[r].push_back(m); }, r, seal));
   }
+  EXPECT_EQ(plans[0]->sealed(), seal);
   ASSERT_EQ(plans[0]->segments(), 4u);  // 33 bytes in chunks of 10
   const size_t slot = plans[0]->slotBytes();
   std::vector<std::vector<char>> in(2, std::vector<char>(slot)), out(2, std::vector<char>(slot));
@@ -209,6 +310,8 @@ TEST(StagedPlan, SendRecvRoundsReassemble) {
       ASSERT_EQ(sends.size(), recvs.size());
       for (size_t i = 0; i < sends.size(); ++i) {
         ASSERT_EQ(sends[i]->bytes, recvs[i]->bytes);
+        EXPECT_EQ(sends[i]->preSealed, seal);
+        EXPECT_EQ(recvs[i]->preSealed, seal);
         copyBytes(recvs[i]->host, sends[i]->host, sends[i]->bytes);
       }
     }
@@ -217,7 +320,11 @@ TEST(StagedPlan, SendRecvRoundsReassemble) {
   }
   EXPECT_EQ(dst[0], src[1]);
   EXPECT_EQ(dst[1], src[0]);
+  EXPECT_EQ(gForged, 0);
 }
+
+TEST(StagedPlan, SendRecvRoundsReassemble) { sendRecvRounds(false); }
+TEST(StagedPlan, SealedSendRecvRoundsOpenWhereTheyLand) { sendRecvRounds(true); }
 
 }  // namespace
 }  // namespace gdr::staged

@@ -2,7 +2,9 @@
 // (transport/socket/record_pipe.h): many frames of random sizes both ways at
 // once, small ones sealed inline and large ones by the crypto pool, plain
 // receives and receive-reduces: every byte arrives, in order, in the right
-// frame; records opened with the wrong key are never delivered.
+// frame; records opened with the wrong key are never delivered. Some frames
+// carry pre-sealed payloads (clear records after a sealed header), mixed with
+// the others; a clear record where a sealed one must be ends the connection.
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -50,6 +52,8 @@ struct Flow {
       if (i % 3 == 1) {  // a receive-reduce
         recvs[i].fn = addBytes;
         recvs[i].reduceSrc = base[i].data();
+      } else if (i % 3 == 2) {  // a payload the GPU sealed: goes in clear records
+        sends[i].sig.flags = recvs[i].sig.flags = transport::kSigPreSealed;
       }
     }
   }
@@ -147,6 +151,41 @@ TEST(SecurityPipe, RecordsUnderAnotherKeyAreNeverDelivered) {
   EXPECT_NE(err.find("failed authentication"), std::string::npos) << err;
   EXPECT_FALSE(f.recvs[0].complete);
   EXPECT_EQ(f.dst[0], std::vector<uint8_t>(200000, 0));
+}
+
+}  // namespace
+
+namespace {
+
+// A clear record injected where a sealed frame header must come: the
+// receiver refuses it as malformed and delivers nothing.
+TEST(SecurityPipe, AClearRecordOutsideAPreSealedPayloadIsRefused) {
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  std::vector<uint8_t> k1(32, 1), k2(32, 2);
+  auto kb = keys(k2, k1);
+  SocketEndpoint b(fds[1], 1, 0, &kb);
+  std::vector<uint8_t> rec(4 + 64, 0x55);
+  uint32_t len = 64 | transport::sock::kClearRecord;
+  std::memcpy(rec.data(), &len, 4);
+  ASSERT_EQ(write(fds[0], rec.data(), rec.size()), static_cast<ssize_t>(rec.size()));
+  std::vector<uint8_t> dst(64, 0);
+  transport::RecvOp r;
+  r.dst = dst.data();
+  r.bytes = 64;
+  b.postRecv(&r);
+  std::string err;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  try {
+    while (!r.complete && std::chrono::steady_clock::now() < until) b.progress();
+  } catch (const RemoteError& e) {
+    err = e.what();
+  }
+  EXPECT_NE(err.find("malformed"), std::string::npos) << err;
+  EXPECT_NE(err.find("clear record"), std::string::npos) << err;
+  EXPECT_FALSE(r.complete);
+  EXPECT_EQ(dst, std::vector<uint8_t>(64, 0));
+  close(fds[0]);
 }
 
 }  // namespace

@@ -78,6 +78,8 @@ class Communicator {
   transport::Endpoint* endpoint(int peer) const { return eps_[peer].get(); }
   const char* transportTo(int peer) const { return eps_[peer] ? eps_[peer]->name() : "self"; }
   bool sameHost(int peer) const;
+  // The job's secret (derives keys; never leaves the process).
+  const security::JobSecret& jobSecret() const { return boot_->jobSecret(); }
   // Ring/tree order from the topology (identity when it brings nothing).
   const TopoPlan& topoPlan() const { return plan_; }
 

@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "core/net.h"
 #include "core/params.h"
+#include "security/channel_keys.h"
 #include "security/handshake.h"
 #include "transport/shm/shm_endpoint.h"
 #include "transport/socket/socket_endpoint.h"
@@ -97,6 +98,7 @@ void Communicator::connect() {
   boot_->allgather(conn.data(), sizeof(ConnInfo));
 
   eps_.resize(size_);
+  security::ChannelKeyTable ibKeys;  // GDR_ENCRYPT: keys for verbs, from each connection's (wiped on return)
   try {
     if (!local.empty()) connectShm(peers_, conn, local);
     // ---- socket transport: authenticated connections (issue 8) ----
@@ -122,6 +124,7 @@ void Communicator::connect() {
           throw;
         }
         eps_[r] = std::make_unique<transport::sock::SocketEndpoint>(fd, rank_, r, encrypt ? &keys : nullptr);
+        if (encrypt) ibKeys.derive(r, keys, security::kIbKeyLabel);
         security::wipe(&keys, sizeof(keys));
       }
       auto admit = [&](int r) -> const char* {
@@ -144,6 +147,7 @@ void Communicator::connect() {
           continue;
         }
         eps_[peer] = std::make_unique<transport::sock::SocketEndpoint>(fd, rank_, peer, encrypt ? &keys : nullptr);
+        if (encrypt) ibKeys.derive(peer, keys, security::kIbKeyLabel);
         security::wipe(&keys, sizeof(keys));
         --lower;
       }
@@ -161,7 +165,7 @@ void Communicator::connect() {
 #if GDR_HAVE_IB
   if (!remote.empty() && (cfg_.transport == "auto" || cfg_.transport == "ib"))
     transport::ib::upgradeEndpoints(*boot_, rank_, size_, remote, eps_, cfg_.transport == "ib", plan_.nic,
-                                    plan_.nic.empty() || plan_.nicUsesGdr);
+                                    plan_.nic.empty() || plan_.nicUsesGdr, &ibKeys);
 #else
   if (cfg_.transport == "ib") throw NotSupported("GDR_TRANSPORT=ib but this build has no verbs support");
 #endif

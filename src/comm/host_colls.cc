@@ -133,6 +133,7 @@ void runHostCollective(Communicator& comm, const CollCall& call) {
   sig.root = (call.kind == CollKind::Broadcast || call.kind == CollKind::Reduce) ? call.root : 0;
   sig.count = (call.kind == CollKind::AllToAllv || call.kind == CollKind::Barrier) ? 0 : call.count;
   sig.seq = comm.nextSeq();
+  if (call.preSealed) sig.flags |= transport::kSigPreSealed;
 
   if (comm.config().checkMismatch >= 2 && n > 1) agreeOnSignature(comm, sig);
 

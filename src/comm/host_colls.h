@@ -16,6 +16,9 @@ struct CollCall {
   gdrRedOp_t op = gdrSum;
   int root = 0;
   bool inPlace = false;
+  // The buffers hold rows the GPU sealed (staged path, GDR_ENCRYPT=1):
+  // transports send them without encrypting again (transport::kSigPreSealed).
+  bool preSealed = false;
   const size_t* sendCounts = nullptr;
   const size_t* sendDispls = nullptr;
   const size_t* recvCounts = nullptr;

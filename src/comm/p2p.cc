@@ -22,11 +22,12 @@ struct P2POp {
   transport::OpSig sig;
 };
 
-transport::OpSig p2pSig(size_t count, gdrDataType_t type) {
+transport::OpSig p2pSig(size_t count, gdrDataType_t type, bool preSealed = false) {
   transport::OpSig s;
   s.kind = transport::kP2PKind;
   s.dtype = static_cast<uint8_t>(type);
   s.count = count;
+  if (preSealed) s.flags |= transport::kSigPreSealed;
   return s;
 }
 
@@ -137,7 +138,7 @@ void p2pRunBatch(Communicator& comm, const std::vector<P2PRequest>& reqs) {
   ops.reserve(reqs.size());
   for (const P2PRequest& r : reqs)
     ops.push_back({&comm, r.isSend, r.sendBuf, r.recvBuf, r.count * coll::typeSize(r.type), r.peer,
-                   p2pSig(r.count, r.type)});
+                   p2pSig(r.count, r.type, r.preSealed)});
   runBatch(ops);
 }
 

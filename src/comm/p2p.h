@@ -20,6 +20,7 @@ struct P2PRequest {
   gdrDataType_t type = gdrUint8;
   int peer = 0;
   gdrStream_t stream = nullptr;
+  bool preSealed = false;  // sealed by the GPU (see CollCall::preSealed)
 };
 
 void p2pSend(Communicator& comm, const void* buf, size_t count, gdrDataType_t type, int peer);

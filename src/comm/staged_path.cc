@@ -14,7 +14,9 @@
 #include <cuda_runtime_api.h>
 
 #include "comm/p2p.h"
+#include "comm/staged_seal.h"
 #include "progress/progress_engine.h"
+#include "security/aead.h"
 #endif
 
 namespace gdr {
@@ -24,8 +26,8 @@ namespace gdr {
 namespace {
 
 using progress::Deadline;
-using staged::ChunkHook;
 using staged::Copy2D;
+using staged::GpuSealer;
 using staged::Plan;
 using staged::Segment;
 
@@ -157,11 +159,23 @@ class StagedContext {
     cfg.asyncError = [this] { return comm_.asyncError(); };
     cfg.onThreadStart = [this] { cudaSetDevice(device_); };
     engine_ = std::make_unique<progress::Engine>(cfg, engineWords_.data(), engineWords_.size());
-    GDR_INFO(kColl, "staged path: progress thread started, %zu B segments, %zu in flight", segBytes_, kSlots);
+    cudaOk(cudaEventCreateWithFlags(&lastOp_, cudaEventDisableTiming), "cudaEventCreate");
+    // GPU sealing where the transports would encrypt: GDR_ENCRYPT and a peer
+    // reached over the network. Every rank decides alike (with two hosts or
+    // more every rank has such a peer; GDR_TRANSPORT is the same everywhere).
+    if (param::getBool("GDR_ENCRYPT"))
+      for (int r = 0; r < comm.size(); ++r) {
+        const std::string t = comm.transportTo(r);
+        if (t == "socket" || t == "ib") sealing_ = true;
+      }
+    GDR_INFO(kColl, "staged path: progress thread started, %zu B segments, %zu in flight%s", segBytes_, kSlots,
+             sealing_ ? ", data movement sealed on the GPU" : "");
   }
 
   ~StagedContext() {
     engine_.reset();  // runs what is queued (each under its deadline), joins
+    sealer_.reset();  // waits for the device
+    if (lastOp_) cudaEventDestroy(lastOp_);
     captured_.clear();
     slots_.clear();
     cudaFreeHost(words_);
@@ -170,9 +184,15 @@ class StagedContext {
   size_t segBytes() const { return segBytes_; }
   progress::Engine& engine() { return *engine_; }
 
-  void setHook(std::shared_ptr<ChunkHook> h) {
+  // The GPU sealer when this operation on `s` is to be sealed, else null.
+  GpuSealer* sealerFor(cudaStream_t s) {
+    if (!sealing_) return nullptr;
+    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    cudaOk(cudaStreamIsCapturing(s, &cs), "cudaStreamIsCapturing");
+    if (cs != cudaStreamCaptureStatusNone) return nullptr;  // see staged_seal.h
     std::lock_guard<std::mutex> g(mu_);
-    hook_ = std::move(h);
+    if (!sealer_) sealer_ = std::make_unique<GpuSealer>(comm_);
+    return sealer_.get();
   }
 
   void enqueue(std::shared_ptr<Plan> plan, cudaStream_t s);
@@ -191,7 +211,7 @@ class StagedContext {
     return slots_.back();
   }
   // The stream side of one operation (see the class comment).
-  void issue(const Plan& plan, SlotSet& slots, ChunkHook* hook, size_t ready, size_t result, uint32_t base,
+  void issue(const Plan& plan, SlotSet& slots, GpuSealer* sealer, size_t ready, size_t result, uint32_t base,
              cudaStream_t s);
   CUdeviceptr wordAt(size_t w) const { return wordsDev_ + w * sizeof(uint32_t); }
 
@@ -207,7 +227,13 @@ class StagedContext {
   std::mutex enqueueMu_;
   std::mutex mu_;
   std::vector<std::shared_ptr<SlotSet>> slots_;
-  std::shared_ptr<ChunkHook> hook_;
+  bool sealing_ = false;
+  std::unique_ptr<GpuSealer> sealer_;
+  // The last operation's end on its stream: the next one, on another
+  // stream, waits for it (the pinned slots are shared).
+  cudaEvent_t lastOp_ = nullptr;
+  cudaStream_t lastStream_ = nullptr;
+  bool anyOp_ = false;
   std::vector<std::shared_ptr<Captured>> captured_;
   std::unique_ptr<progress::Engine> engine_;
 };
@@ -264,19 +290,22 @@ void StagedContext::hostRun(const Plan& plan, SlotSet& slots, size_t ready, size
                         },
                         [this] { return comm_.asyncError(); });
     const size_t sl = k % kSlots;
-    plan.segment(k).host(slots.in[sl], slots.out[sl]);
+    Segment seg = plan.segment(k);
+    if (plan.sealed() && !seg.toHost.empty() && seg.toHost[0].seal.on && security::testing::takeCorruptRequest())
+      slots.in[sl][seg.toHost[0].hostOff] ^= 1;  // tests: a bit flipped in transit
+    seg.host(slots.in[sl], slots.out[sl]);
     store(result, want);
   }
 }
 
-void StagedContext::issue(const Plan& plan, SlotSet& slots, ChunkHook* hook, size_t ready, size_t result,
+void StagedContext::issue(const Plan& plan, SlotSet& slots, GpuSealer* sealer, size_t ready, size_t result,
                           uint32_t base, cudaStream_t s) {
   const size_t nseg = plan.segments();
   auto cs = reinterpret_cast<CUstream>(s);
   auto toHost = [&](size_t k) {
     const size_t sl = k % kSlots;
     for (Copy2D c : plan.segment(k).toHost) {
-      if (hook) hook->beforeToHost(c, s);
+      if (c.seal.on) sealer->seal(c, hostBuf(c, slots, sl), sl, slots.bytes, s);
       copy2D(c, hostBuf(c, slots, sl), true, s);
     }
     cuOk(driver().writeValue32(cs, wordAt(ready), base + static_cast<uint32_t>(k) + 1, CU_STREAM_WRITE_VALUE_DEFAULT),
@@ -286,10 +315,16 @@ void StagedContext::issue(const Plan& plan, SlotSet& slots, ChunkHook* hook, siz
   for (size_t k = 0; k < nseg; ++k) {
     cuOk(driver().waitValue32(cs, wordAt(result), base + static_cast<uint32_t>(k) + 1, CU_STREAM_WAIT_VALUE_GEQ),
          "cuStreamWaitValue32");
+    const size_t sl = k % kSlots;
+    bool opened = false;
     for (const Copy2D& c : plan.segment(k).toDevice) {
-      copy2D(c, hostBuf(c, slots, k % kSlots), false, s);
-      if (hook) hook->afterToDevice(c, s);
+      copy2D(c, hostBuf(c, slots, sl), false, s);
+      if (c.seal.on) {
+        sealer->open(c, hostBuf(c, slots, sl), sl, s);
+        opened = true;
+      }
     }
+    if (opened) sealer->check(sl, s);
     if (k + kSlots < nseg) toHost(k + kSlots);
   }
 }
@@ -300,11 +335,8 @@ void StagedContext::enqueue(std::shared_ptr<Plan> plan, cudaStream_t s) {
   if (cs == cudaStreamCaptureStatusInvalidated)
     throw InvalidUsage("the stream's CUDA graph capture was invalidated by an earlier error");
   std::shared_ptr<SlotSet> slots = slotsFor(plan->slotBytes());
-  std::shared_ptr<ChunkHook> hook;
-  {
-    std::lock_guard<std::mutex> g(mu_);
-    hook = hook_;
-  }
+  GpuSealer* sealer = plan->sealed() ? sealer_.get() : nullptr;
+  if (plan->sealed() && !sealer) throw Error(gdrInternalError, "a sealed staged plan without a sealer");
   const size_t nseg = plan->segments();
   if (nseg >= (1u << 30)) throw InvalidArgument(strprintf("%s needs too many segments (%zu)", plan->what().c_str(), nseg));
   // A failure half way leaves stream operations that wait for words nobody
@@ -333,11 +365,13 @@ void StagedContext::enqueue(std::shared_ptr<Plan> plan, cudaStream_t s) {
       captured_.push_back(cap);
     }
     cudaOk(cudaLaunchHostFunc(s, &Captured::push, cap.get()), "cudaLaunchHostFunc");
-    issue(*plan, *slots, hook.get(), cap->ready, cap->result, 0, s);
+    issue(*plan, *slots, sealer, cap->ready, cap->result, 0, s);
     return;
   }
   // Ticket order, value order, job order and stream order agree.
   std::lock_guard<std::mutex> g(enqueueMu_);
+  // One operation at a time across streams: the slots are shared.
+  if (anyOp_ && s != lastStream_) cudaOk(cudaStreamWaitEvent(s, lastOp_, 0), "cudaStreamWaitEvent");
   const progress::Ticket t = engine_->reserve();
   const uint32_t base = base_;
   base_ += static_cast<uint32_t>(nseg) + 1;
@@ -354,7 +388,12 @@ void StagedContext::enqueue(std::shared_ptr<Plan> plan, cudaStream_t s) {
       [this, result, last, finished] {
         if (!*finished) store(result, last);
       });
-  failing([&] { issue(*plan, *slots, hook.get(), ready, result, base, s); });
+  failing([&] {
+    issue(*plan, *slots, sealer, ready, result, base, s);
+    cudaOk(cudaEventRecord(lastOp_, s), "cudaEventRecord");
+  });
+  lastStream_ = s;
+  anyOp_ = true;
 }
 
 std::mutex gMu;
@@ -386,15 +425,26 @@ StagedContext* existingContext(const Communicator& comm) {
 
 void runStagedCollective(Communicator& comm, const CollCall& call, void* stream) {
   StagedContext& ctx = contextFor(comm);
-  std::shared_ptr<Plan> plan = staged::planCollective(call, comm.rank(), comm.size(), ctx.segBytes(),
-                                                      [&comm](const CollCall& h) { runHostCollective(comm, h); });
+  staged::SealSpec seal;
+  if (staged::sealable(call.kind) && call.count > 0)
+    if (GpuSealer* sealer = ctx.sealerFor(static_cast<cudaStream_t>(stream))) {
+      seal.on = true;
+      seal.seq = sealer->nextCollectiveSeq();
+    }
+  std::shared_ptr<Plan> plan = staged::planCollective(
+      call, comm.rank(), comm.size(), ctx.segBytes(), [&comm](const CollCall& h) { runHostCollective(comm, h); },
+      seal);
   ctx.enqueue(std::move(plan), static_cast<cudaStream_t>(stream));
 }
 
 void runStagedP2P(Communicator& comm, std::vector<staged::P2PItem> items, void* stream) {
   StagedContext& ctx = contextFor(comm);
-  std::shared_ptr<Plan> plan =
-      staged::planP2P(std::move(items), ctx.segBytes(), [&comm](const std::vector<staged::HostMsg>& msgs) {
+  GpuSealer* sealer = ctx.sealerFor(static_cast<cudaStream_t>(stream));
+  if (sealer)
+    for (auto& it : items) it.sealSeq = it.isSend ? sealer->nextSendSeq(it.peer) : sealer->nextRecvSeq(it.peer);
+  std::shared_ptr<Plan> plan = staged::planP2P(
+      std::move(items), ctx.segBytes(),
+      [&comm](const std::vector<staged::HostMsg>& msgs) {
         std::vector<P2PRequest> reqs(msgs.size());
         for (size_t i = 0; i < msgs.size(); ++i) {
           reqs[i].isSend = msgs[i].isSend;
@@ -403,9 +453,11 @@ void runStagedP2P(Communicator& comm, std::vector<staged::P2PItem> items, void* 
           reqs[i].count = msgs[i].bytes;
           reqs[i].type = gdrUint8;
           reqs[i].peer = msgs[i].peer;
+          reqs[i].preSealed = msgs[i].preSealed;
         }
         p2pRunBatch(comm, reqs);
-      });
+      },
+      comm.rank(), sealer != nullptr);
   ctx.enqueue(std::move(plan), static_cast<cudaStream_t>(stream));
 }
 
@@ -425,10 +477,6 @@ void releaseStagedState(const Communicator* comm) noexcept {
   ctx.reset();
 }
 
-void staged::setChunkHook(Communicator& comm, std::shared_ptr<ChunkHook> hook) {
-  contextFor(comm).setHook(std::move(hook));
-}
-
 #else  // no CUDA: no device buffers reach this path
 
 void runStagedCollective(Communicator&, const CollCall&, void*) {
@@ -439,7 +487,6 @@ void runStagedP2P(Communicator&, std::vector<staged::P2PItem>, void*) {
 }
 void waitStagedIdle(Communicator&) {}
 void releaseStagedState(const Communicator*) noexcept {}
-void staged::setChunkHook(Communicator&, std::shared_ptr<ChunkHook>) {}
 
 #endif
 

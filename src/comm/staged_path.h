@@ -11,6 +11,10 @@
 // next segments and results of the previous ones overlap it), copies results
 // back, and sets the done word. Under CUDA-graph capture the operation is
 // pushed by a captured host function at each replay instead of at call time.
+// With GDR_ENCRYPT=1 and peers on other hosts, data-movement operations are
+// sealed and opened on the GPU (comm/staged_seal.h); staged operations of
+// one communicator run one after the other even from different streams
+// (they share the pinned slots).
 #pragma once
 
 #include <vector>
@@ -31,23 +35,4 @@ void waitStagedIdle(Communicator& comm);
 // From releaseDeviceState: runs what is queued, stops the thread, frees.
 void releaseStagedState(const Communicator* comm) noexcept;
 
-namespace staged {
-
-// Per-chunk hook (GDR_ENCRYPT later: the GPU AES-GCM kernel). Called on the
-// progress thread with the internal stream the copies run on.
-class ChunkHook {
- public:
-  virtual ~ChunkHook() = default;
-  // Before the device->host copy of `c` is enqueued on `stream`; may point
-  // c.dev (and c.devPitch) at a device buffer it filled on that stream.
-  virtual void beforeToHost(Copy2D& c, void* stream) = 0;
-  // After the host->device copy of `c` is enqueued on `stream` (work it
-  // enqueues there runs once the data landed).
-  virtual void afterToDevice(const Copy2D& c, void* stream) = 0;
-};
-// Installs the hook for staged operations of `comm` started after this call
-// (null: none).
-void setChunkHook(Communicator& comm, std::shared_ptr<ChunkHook> hook);
-
-}  // namespace staged
 }  // namespace gdr

@@ -30,10 +30,30 @@ Copy2D linear(char* dev, bool hostIn, size_t hostOff, size_t bytes) {
   return c;
 }
 
+using security::kSealTagBytes;
+
+// Row r of `c` sealed by origin (+ r * originStep) for dest (+ r * destStep).
+Copy2D sealedRows(Copy2D c, security::SealDomain domain, uint32_t seq, uint32_t index, int origin, int originStep,
+                  int dest, int destStep) {
+  c.hostPitch = c.width + kSealTagBytes;
+  c.seal.on = true;
+  c.seal.domain = domain;
+  c.seal.seq = seq;
+  c.seal.index = index;
+  c.seal.origin = origin;
+  c.seal.originStep = originStep;
+  c.seal.dest = dest;
+  c.seal.destStep = destStep;
+  return c;
+}
+
 class CollPlan final : public Plan {
  public:
-  CollPlan(const CollCall& call, int rank, int nranks, size_t segBytes, HostCollFn run)
+  CollPlan(const CollCall& call, int rank, int nranks, size_t segBytes, HostCollFn run, SealSpec seal)
       : c_(call), me_(rank), n_(nranks), eb_(coll::typeSize(call.type)), run_(std::move(run)) {
+    sealed_ = seal.on && sealable(call.kind) && call.count > 0;
+    sealSeq_ = seal.seq;
+    tag_ = sealed_ ? kSealTagBytes : 0;
     if (c_.kind == CollKind::AllToAllv) {
       const size_t* sc = c_.inPlace ? c_.recvCounts : c_.sendCounts;
       const size_t* sd = c_.inPlace ? c_.recvDispls : c_.sendDispls;
@@ -67,12 +87,14 @@ class CollPlan final : public Plan {
     if (c_.kind == CollKind::AllToAllv) return std::max(inElems_, outElems_) * eb_;
     const bool blocks = c_.kind == CollKind::AllGather || c_.kind == CollKind::ReduceScatter ||
                         c_.kind == CollKind::AllToAll;
-    return std::min(segElems_, c_.count) * eb_ * (blocks ? n_ : 1);
+    return (std::min(segElems_, c_.count) * eb_ + tag_) * (blocks ? n_ : 1);
   }
 
   std::string what() const override {
-    return strprintf("%s of %zu x %zu B (staged)", coll::collName(c_.kind), c_.count, eb_);
+    return strprintf("%s of %zu x %zu B (staged%s)", coll::collName(c_.kind), c_.count, eb_,
+                     sealed_ ? ", sealed on the GPU" : "");
   }
+  bool sealed() const override { return sealed_; }
 
   Segment segment(size_t k) const override {
     Segment s;
@@ -87,6 +109,7 @@ class CollPlan final : public Plan {
     CollCall h = c_;
     h.count = m;
     h.inPlace = false;
+    if (sealed_) return sealedSegment(k, std::move(s), h, off, bytes, block, recv, input);
     switch (c_.kind) {
       case CollKind::AllReduce:
       case CollKind::Reduce:
@@ -154,10 +177,54 @@ class CollPlan final : public Plan {
   }
 
  private:
+  // Broadcast, all-gather, all-to-all with every row sealed (see the header):
+  // the host collective moves rows of `bytes` + tag as bytes.
+  Segment sealedSegment(size_t k, Segment s, CollCall h, size_t off, size_t bytes, size_t block, char* recv,
+                        char* input) const {
+    const auto dom = security::kSealCollective;
+    const uint32_t idx = static_cast<uint32_t>(k);
+    const int all = security::kSealAllRanks;
+    h.type = gdrUint8;
+    h.count = bytes + tag_;
+    h.preSealed = true;
+    switch (c_.kind) {
+      case CollKind::Broadcast: {
+        Copy2D c = sealedRows(linear(recv + off, true, 0, bytes), dom, sealSeq_, idx, c_.root, 0, all, 0);
+        (me_ == c_.root ? s.toHost : s.toDevice).push_back(c);
+        s.host = [this, h](char* in, char*) mutable {
+          h.sendbuf = h.recvbuf = in;
+          run_(h);
+        };
+        return s;
+      }
+      case CollKind::AllGather: {
+        char* mine = c_.inPlace ? recv + me_ * block : input;
+        s.toHost.push_back(sealedRows(linear(mine + off, true, 0, bytes), dom, sealSeq_, idx, me_, 0, all, 0));
+        s.toDevice.push_back(sealedRows(strided(recv + off, block, false, bytes, n_), dom, sealSeq_, idx, 0, 1, all, 0));
+        break;
+      }
+      case CollKind::AllToAll:
+        s.toHost.push_back(sealedRows(strided(input + off, block, true, bytes, n_), dom, sealSeq_, idx, me_, 0, 0, 1));
+        s.toDevice.push_back(sealedRows(strided(recv + off, block, false, bytes, n_), dom, sealSeq_, idx, 0, 1, me_, 0));
+        break;
+      default:
+        throw Error(gdrInternalError, strprintf("%s cannot be sealed", coll::collName(c_.kind)));
+    }
+    s.host = [this, h](char* in, char* out) mutable {
+      h.sendbuf = in;
+      h.recvbuf = out;
+      run_(h);
+    };
+    return s;
+  }
+
   CollCall c_;
   int me_, n_;
   size_t eb_;
   HostCollFn run_;
+  bool sealed_ = false;
+  uint32_t sealSeq_ = 0;
+  size_t tag_ = 0;
   size_t segElems_ = 0, nseg_ = 1;
   std::vector<size_t> sc_, sd_, rc_, rd_;
   size_t inElems_ = 0, outElems_ = 0;
@@ -165,19 +232,23 @@ class CollPlan final : public Plan {
 
 class P2PPlan final : public Plan {
  public:
-  P2PPlan(std::vector<P2PItem> items, size_t chunk, HostGroupFn run)
-      : items_(std::move(items)), chunk_(std::max<size_t>(1, chunk)), run_(std::move(run)) {
+  P2PPlan(std::vector<P2PItem> items, size_t chunk, HostGroupFn run, int rank, bool seal)
+      : items_(std::move(items)), chunk_(std::max<size_t>(1, chunk)), run_(std::move(run)), me_(rank), seal_(seal) {
+    const size_t tag = seal_ ? kSealTagBytes : 0;
     size_t sends = 0, recvs = 0, maxBytes = 0;
     for (const auto& it : items_) {
       (it.isSend ? sends : recvs)++;
       maxBytes = std::max(maxBytes, it.bytes);
     }
     rounds_ = std::max<size_t>(1, (maxBytes + chunk_ - 1) / chunk_);
-    slot_ = std::max(sends, recvs) * std::min(chunk_, maxBytes);
+    slot_ = std::max(sends, recvs) * (std::min(chunk_, maxBytes) + tag);
   }
   size_t segments() const override { return rounds_; }
   size_t slotBytes() const override { return slot_; }
-  std::string what() const override { return strprintf("%zu device send/recv (staged)", items_.size()); }
+  std::string what() const override {
+    return strprintf("%zu device send/recv (staged%s)", items_.size(), seal_ ? ", sealed on the GPU" : "");
+  }
+  bool sealed() const override { return seal_; }
 
   Segment segment(size_t k) const override {
     Segment s;
@@ -189,10 +260,17 @@ class P2PPlan final : public Plan {
       if (a >= it.bytes && !(k == 0 && it.bytes == 0)) continue;
       const size_t len = std::min(chunk_, it.bytes - std::min(a, it.bytes));
       size_t& off = it.isSend ? inOff : outOff;
-      if (len) (it.isSend ? s.toHost : s.toDevice).push_back(linear(it.buf + a, it.isSend, off, len));
+      const size_t tag = seal_ && len ? kSealTagBytes : 0;
+      if (len) {
+        Copy2D c = linear(it.buf + a, it.isSend, off, len);
+        if (tag)
+          c = sealedRows(c, security::kSealP2P, it.sealSeq, static_cast<uint32_t>(k), it.isSend ? me_ : it.peer, 0,
+                         it.isSend ? it.peer : me_, 0);
+        (it.isSend ? s.toHost : s.toDevice).push_back(c);
+      }
       // The host pointer is an offset here; host() adds the slot's base.
-      msgs.push_back({it.isSend, reinterpret_cast<char*>(off), len, it.peer});
-      off += len;
+      msgs.push_back({it.isSend, reinterpret_cast<char*>(off), len + tag, it.peer, seal_});
+      off += len + tag;
     }
     s.host = [this, msgs](char* in, char* out) {
       std::vector<HostMsg> m = msgs;
@@ -206,18 +284,25 @@ class P2PPlan final : public Plan {
   std::vector<P2PItem> items_;
   size_t chunk_;
   HostGroupFn run_;
+  int me_;
+  bool seal_;
   size_t rounds_ = 1, slot_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<Plan> planCollective(const CollCall& call, int rank, int nranks, size_t segBytes, HostCollFn run) {
-  if (segBytes == 0) throw InvalidArgument("the staged segment size must be positive");
-  return std::make_unique<CollPlan>(call, rank, nranks, segBytes, std::move(run));
+bool sealable(CollKind kind) {
+  return kind == CollKind::Broadcast || kind == CollKind::AllGather || kind == CollKind::AllToAll;
 }
 
-std::unique_ptr<Plan> planP2P(std::vector<P2PItem> items, size_t chunkBytes, HostGroupFn run) {
-  return std::make_unique<P2PPlan>(std::move(items), chunkBytes, std::move(run));
+std::unique_ptr<Plan> planCollective(const CollCall& call, int rank, int nranks, size_t segBytes, HostCollFn run,
+                                     SealSpec seal) {
+  if (segBytes == 0) throw InvalidArgument("the staged segment size must be positive");
+  return std::make_unique<CollPlan>(call, rank, nranks, segBytes, std::move(run), seal);
+}
+
+std::unique_ptr<Plan> planP2P(std::vector<P2PItem> items, size_t chunkBytes, HostGroupFn run, int rank, bool seal) {
+  return std::make_unique<P2PPlan>(std::move(items), chunkBytes, std::move(run), rank, seal);
 }
 
 }  // namespace gdr::staged

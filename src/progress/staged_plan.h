@@ -15,6 +15,14 @@
 //   batch, as one host group, so any pattern of sends and receives completes.
 // Pure data: no CUDA, no transport; the tests check the cuts cover the
 // buffers exactly.
+//
+// Sealed plans (GDR_ENCRYPT=1, data-movement only: broadcast, all-gather,
+// all-to-all, send/receive): each row a copy moves is sealed by the GPU on
+// its way out and opened after it lands (comm/staged_seal.h). On the host
+// every row is followed by its 16-byte tag, and the host part moves rows and
+// tags as bytes, marked pre-sealed so transports do not encrypt them again.
+// Reductions cannot be sealed end to end (the host adds the data), so they
+// are never sealed here: the transports encrypt them on the CPU.
 #pragma once
 
 #include <cstddef>
@@ -24,11 +32,29 @@
 #include <vector>
 
 #include "comm/host_colls.h"
+#include "security/staged_nonce.h"
 
 namespace gdr::staged {
 
+// Which nonce and key row r of a sealed copy uses: security::SealId
+// {domain, dest + r * destStep, seq, index}, under origin + r * originStep's key.
+struct RowSeal {
+  bool on = false;
+  security::SealDomain domain = security::kSealCollective;
+  uint32_t seq = 0;
+  uint32_t index = 0;
+  int origin = 0, originStep = 0;
+  int dest = security::kSealAllRanks, destStep = 0;
+  security::SealId id(size_t r) const {
+    int d = dest == security::kSealAllRanks ? dest : dest + static_cast<int>(r) * destStep;
+    return {domain, d, seq, index};
+  }
+  int originOf(size_t r) const { return origin + static_cast<int>(r) * originStep; }
+};
+
 // `rows` rows of `width` bytes between device memory (`dev`, rows `devPitch`
 // apart) and a slot buffer (in or out) at `hostOff`, rows `hostPitch` apart.
+// A sealed row's tag follows it on the host (hostPitch >= width + 16).
 struct Copy2D {
   char* dev = nullptr;
   size_t devPitch = 0;
@@ -37,6 +63,7 @@ struct Copy2D {
   size_t hostPitch = 0;
   size_t width = 0;
   size_t rows = 1;
+  RowSeal seal;
   size_t bytes() const { return width * rows; }
 };
 
@@ -55,6 +82,15 @@ class Plan {
   // Bytes each of a slot's two buffers must hold.
   virtual size_t slotBytes() const = 0;
   virtual std::string what() const = 0;
+  // Whether copies carry sealed rows (then some have seal.on).
+  virtual bool sealed() const { return false; }
+};
+
+// Whether a collective of this kind can be sealed end to end by the GPU.
+bool sealable(coll::CollKind kind);
+struct SealSpec {
+  bool on = false;
+  uint32_t seq = 0;  // the communicator's sealed-collective sequence number
 };
 
 // Runs one segment's host collective (host buffers, blocking).
@@ -62,13 +98,16 @@ using HostCollFn = std::function<void(const CollCall&)>;
 
 // `call` holds device pointers; counts/displacements of all-to-all-v are
 // copied, so the caller's arrays may go. `segBytes` > 0.
-std::unique_ptr<Plan> planCollective(const CollCall& call, int rank, int nranks, size_t segBytes, HostCollFn run);
+// `seal.on` is honoured only where sealable(call.kind) and count > 0.
+std::unique_ptr<Plan> planCollective(const CollCall& call, int rank, int nranks, size_t segBytes, HostCollFn run,
+                                     SealSpec seal = {});
 
 struct P2PItem {
   bool isSend = true;
   char* buf = nullptr;  // device memory
   size_t bytes = 0;
   int peer = 0;
+  uint32_t sealSeq = 0;  // sealed plans: the message's number between its two ranks
 };
 // A round's host messages, posted together (one host group).
 struct HostMsg {
@@ -76,8 +115,11 @@ struct HostMsg {
   char* host;
   size_t bytes;
   int peer;
+  bool preSealed = false;
 };
 using HostGroupFn = std::function<void(const std::vector<HostMsg>&)>;
-std::unique_ptr<Plan> planP2P(std::vector<P2PItem> items, size_t chunkBytes, HostGroupFn run);
+// `rank` is this rank (the origin of sealed sends).
+std::unique_ptr<Plan> planP2P(std::vector<P2PItem> items, size_t chunkBytes, HostGroupFn run, int rank = 0,
+                              bool seal = false);
 
 }  // namespace gdr::staged

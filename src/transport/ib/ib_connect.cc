@@ -46,7 +46,8 @@ IbEndpointConfig configFromParams(int rank, int peer, GdrMode gpuMode) {
 
 void upgradeEndpoints(boot::Bootstrap& boot, int rank, int size, const std::vector<int>& remote,
                       std::vector<std::unique_ptr<Endpoint>>& eps, bool forced,
-                      const std::string& preferredNic, bool gdrPathAllowed) {
+                      const std::string& preferredNic, bool gdrPathAllowed,
+                      const security::ChannelKeyTable* keys) {
   std::shared_ptr<IbDevice> dev;
   std::string why;
   try {
@@ -71,7 +72,8 @@ void upgradeEndpoints(boot::Bootstrap& boot, int rank, int size, const std::vect
   std::vector<std::unique_ptr<IbEndpoint>> ibs(size);
   if (dev) {
     for (int r : remote) {
-      ibs[r] = std::make_unique<IbEndpoint>(dev, configFromParams(rank, r, gpuMode));
+      ibs[r] = std::make_unique<IbEndpoint>(dev, configFromParams(rank, r, gpuMode),
+                                            keys ? keys->get(r) : nullptr);
       table[static_cast<size_t>(rank) * size + r] = ibs[r]->localInfo();
     }
   }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
+#include "security/channel_keys.h"
 #include "transport/transport.h"
 
 namespace gdr::transport::ib {
@@ -20,8 +21,11 @@ namespace gdr::transport::ib {
 // topology's NIC for this rank's GPU (GDR_IB_HCA still wins);
 // `gdrPathAllowed`: the topology finds GPUDirect worth it on that GPU-NIC path
 // (within GDR_NET_GDR_LEVEL), used when the device opened is that NIC.
+// `keys` (GDR_ENCRYPT=1): each peer's verbs keys (security::kIbKeyLabel),
+// derived from its TCP connection's; a peer without keys is not encrypted.
 void upgradeEndpoints(boot::Bootstrap& boot, int rank, int size, const std::vector<int>& remote,
                       std::vector<std::unique_ptr<Endpoint>>& eps, bool forced,
-                      const std::string& preferredNic = "", bool gdrPathAllowed = true);
+                      const std::string& preferredNic = "", bool gdrPathAllowed = true,
+                      const security::ChannelKeyTable* keys = nullptr);
 
 }  // namespace gdr::transport::ib

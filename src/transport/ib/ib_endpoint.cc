@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/memory_kind.h"
 #include "transport/ib/mr_register.h"
 
 namespace gdr::transport::ib {
@@ -38,6 +39,16 @@ void* pageAlloc(size_t bytes) {
   return p;
 }
 
+void fillHdr(ChunkHdr& h, const SendOp& op, size_t offset, size_t len) {
+  h.magic = kChunkMagic;
+  h.version = kChunkVersion;
+  h.flags = 0;
+  h.len = static_cast<uint32_t>(len);
+  h.sig = op.sig;
+  h.msgBytes = op.bytes;
+  h.offset = offset;
+}
+
 const char* wcOpName(const ibv_wc& wc) {
   switch (wc.wr_id & 3) {
     case kWrData:
@@ -57,7 +68,8 @@ struct IbEndpoint::Ctrl {
   ChunkHdr hdrs[1];  // nSlots of them (allocated beyond the struct)
 };
 
-IbEndpoint::IbEndpoint(std::shared_ptr<IbDevice> dev, const IbEndpointConfig& cfg)
+IbEndpoint::IbEndpoint(std::shared_ptr<IbDevice> dev, const IbEndpointConfig& cfg,
+                       const security::SessionKeys* keys)
     : dev_(std::move(dev)),
       cfg_(cfg),
       policy_(cfg.chunkFixed),
@@ -94,6 +106,16 @@ IbEndpoint::IbEndpoint(std::shared_ptr<IbDevice> dev, const IbEndpointConfig& cf
   if (!ctrlMr_)
     throw SystemError(strprintf("ibv_reg_mr of the control block on %s", dev_->name().c_str()),
                       errno);
+  if (keys) {
+    // Twice the receive window: chunks sealed ahead while a window's worth
+    // waits for its send completions.
+    cipher_ = std::make_unique<ChunkCipher>(*keys, 2 * cfg_.nSlots, slotStride_, cfg_.nSlots,
+                                            slotStride_ - sizeof(ChunkHdr));
+    ringMr_ = api.reg_mr(pd, cipher_->ringBase(), cipher_->ringBytes(), IBV_ACCESS_LOCAL_WRITE);
+    if (!ringMr_)
+      throw SystemError(
+          strprintf("ibv_reg_mr of the sealing ring on %s", dev_->name().c_str()), errno);
+  }
 
   sqCap_ = std::min(cfg_.qpDepth, dev_->maxQpWr() > 0 ? dev_->maxQpWr() : cfg_.qpDepth);
   int cqe = cfg_.nQps * 2 * sqCap_;
@@ -134,12 +156,15 @@ IbEndpoint::IbEndpoint(std::shared_ptr<IbDevice> dev, const IbEndpointConfig& cf
 
 IbEndpoint::~IbEndpoint() {
   const IbvApi& api = dev_->api();
+  if (cipher_) cipher_->quiesce();  // its workers may be reading user buffers or slots
   for (ibv_qp* qp : qps_) api.destroy_qp(qp);
   pend_.clear();
   regs_.reset();
   if (cq_) api.destroy_cq(cq_);
   if (slotsMr_) api.dereg_mr(slotsMr_);
   if (ctrlMr_) api.dereg_mr(ctrlMr_);
+  if (ringMr_) api.dereg_mr(ringMr_);
+  cipher_.reset();
   std::free(slots_);
   std::free(ctrl_);
 }
@@ -217,10 +242,11 @@ void IbEndpoint::connect(const IbConnInfo& r, std::unique_ptr<Endpoint> side) {
   connected_ = true;
   GDR_INFO(kNet,
            "rank %d -> rank %d: ib on %s, %d QP(s) (first %u -> %u), %u slots of %zu bytes, chunk "
-           "%s %zu",
+           "%s %zu%s",
            cfg_.myRank, cfg_.peerRank, dev_->name().c_str(), cfg_.nQps, qps_[0]->qp_num, r.qpn[0],
            cfg_.nSlots, slotStride_ - sizeof(ChunkHdr),
-           policy_.adaptive() ? "adaptive from" : "fixed", policy_.chunk());
+           policy_.adaptive() ? "adaptive from" : "fixed", policy_.chunk(),
+           cipher_ ? ", AES-256-GCM" : "");
 }
 
 void IbEndpoint::postRecvWr(int q) {
@@ -265,7 +291,18 @@ void IbEndpoint::failWc(const ibv_wc& wc) {
       events.empty() ? "" : "; device events: ", events.c_str()));
 }
 
-void IbEndpoint::postSend(SendOp* op) { sends_.push_back(op); }
+void IbEndpoint::postSend(SendOp* op) {
+  // Under GDR_ENCRYPT the CPU seals the payload, which it cannot read in
+  // device memory: such a send is refused like one without GPUDirect, and
+  // the caller stages it. A payload the GPU sealed already goes as it is.
+  if (cipher_ && op->bytes && !(op->sig.flags & kSigPreSealed) &&
+      memoryKind(op->data) == MemKind::Device)
+    throw NotSupported(strprintf(
+        "GDR_ENCRYPT=1: a device send buffer to rank %d is sealed on the CPU, so it must be "
+        "staged through host memory (only pre-sealed payloads go from the GPU directly)",
+        cfg_.peerRank));
+  sends_.push_back(op);
+}
 
 bool IbEndpoint::progress() {
   if (!connected_) return false;
@@ -305,7 +342,9 @@ bool IbEndpoint::pollCq() {
               "rank %d wrote chunk %u outside the credit window (expected %llu..%llu) on QP %u",
               cfg_.peerRank, imm, (unsigned long long)rseq_,
               (unsigned long long)(rseq_ + cfg_.nSlots - 1), wc.qp_num));
-        arrived_[seq % cfg_.nSlots] = 1;
+        const uint32_t slot = static_cast<uint32_t>(seq % cfg_.nSlots);
+        arrived_[slot] = 1;
+        if (cipher_) cipher_->openAhead(seq, slot, slots_ + slot * slotStride_);
         postRecvWr(static_cast<int>(v));
         continue;
       }
@@ -322,6 +361,7 @@ bool IbEndpoint::pollCq() {
                                       (unsigned long long)v, cfg_.peerRank));
       const ChunkTrack t = it->second;
       track_.erase(it);
+      if (cipher_) cipher_->sent(v);
       policy_.onComplete(t.bytes, nowUs(), t.occupancy);
       --dataInFlight_;
       if (!pend_.empty()) {
@@ -338,15 +378,37 @@ bool IbEndpoint::pollCq() {
   return moved;
 }
 
+// GDR_ENCRYPT: hands out the chunks of the queued sends, in sequence order,
+// to be sealed while the ring has room; postChunks() posts them once sealed.
+void IbEndpoint::sealAhead() {
+  while (sealIdx_ < sends_.size() && cipher_->canSeal(sealSeq_)) {
+    const SendOp& op = *sends_[sealIdx_];
+    const size_t len = std::min(policy_.chunk(), op.bytes - sealOff_);
+    ChunkHdr h{};
+    fillHdr(h, op, sealOff_, len);
+    cipher_->seal(sealSeq_++, h, static_cast<const char*>(op.data) + sealOff_,
+                  op.sig.flags & kSigPreSealed);
+    sealOff_ += len;
+    if (sealOff_ == op.bytes) {
+      ++sealIdx_;
+      sealOff_ = 0;
+    }
+  }
+}
+
 bool IbEndpoint::postChunks() {
   bool moved = false;
+  if (cipher_) sealAhead();
   const uint64_t consumed = ctrl_->credit;  // written by the peer's credit RDMA writes
   std::atomic_thread_fence(std::memory_order_acquire);
   while (!sends_.empty()) {
     SendOp* op = sends_.front();
     if (op->sent == 0 && (pend_.empty() || pend_.back().op != op)) {
       PendingSend p{op, nextPendId_++};
-      if (op->bytes) p.reg = regs_->acquire(op->data, op->bytes);
+      // Encrypted payloads leave from the sealing ring, pre-sealed ones from
+      // the caller's buffer.
+      if (op->bytes && (!cipher_ || (op->sig.flags & kSigPreSealed)))
+        p.reg = regs_->acquire(op->data, op->bytes);
       pend_.push_back(p);
     }
     PendingSend& p = pend_.back();
@@ -355,18 +417,26 @@ bool IbEndpoint::postChunks() {
     const int q =
         static_cast<int>(mix((static_cast<uint64_t>(cfg_.peerRank) << 40) ^ sseq_) % cfg_.nQps);
     if (sqUsed_[q] >= sqCap_) break;
-    const size_t len = std::min(policy_.chunk(), op->bytes - op->sent);
     const uint32_t slot = static_cast<uint32_t>(sseq_ % cfg_.nSlots);
-    ChunkHdr& h = ctrl_->hdrs[slot];
-    h.magic = kChunkMagic;
-    h.len = static_cast<uint32_t>(len);
-    h.sig = op->sig;
-    h.msgBytes = op->bytes;
-    h.offset = op->sent;
     ibv_sge sge[2];
-    sge[0] = {reinterpret_cast<uintptr_t>(&h), sizeof(ChunkHdr), ctrlMr_->lkey};
     int nsge = 1;
-    if (len)
+    size_t len;
+    bool payloadFromUser = true;
+    if (!cipher_) {
+      len = std::min(policy_.chunk(), op->bytes - op->sent);
+      ChunkHdr& h = ctrl_->hdrs[slot];
+      fillHdr(h, *op, op->sent, len);
+      sge[0] = {reinterpret_cast<uintptr_t>(&h), sizeof(ChunkHdr), ctrlMr_->lkey};
+    } else {
+      ChunkHdr* h = sseq_ < sealSeq_ ? cipher_->sealed(sseq_) : nullptr;
+      if (!h) break;  // not handed out (ring full) or still being sealed
+      len = h->len;
+      payloadFromUser = h->flags == kChunkAuthOnly;
+      sge[0] = {reinterpret_cast<uintptr_t>(h),
+                static_cast<uint32_t>(sizeof(ChunkHdr) + (payloadFromUser ? 0 : len)),
+                ringMr_->lkey};
+    }
+    if (len && payloadFromUser)
       sge[nsge++] = {reinterpret_cast<uintptr_t>(op->data) + op->sent, static_cast<uint32_t>(len),
                      p.reg->reg.lkey};
     ibv_send_wr wr{};
@@ -393,6 +463,7 @@ bool IbEndpoint::postChunks() {
     if (op->sent == op->bytes) {
       p.allPosted = true;
       sends_.pop_front();
+      if (cipher_) --sealIdx_;
     }
   }
   return moved;
@@ -407,10 +478,17 @@ bool IbEndpoint::consumeChunks() {
     RecvOp* op = recvs_.front();
     const char* base = slots_ + slot * slotStride_;
     const ChunkHdr* h = reinterpret_cast<const ChunkHdr*>(base);
-    if (h->magic != kChunkMagic || h->len > slotStride_ - sizeof(ChunkHdr))
-      throw RemoteError(
-          strprintf("rank %d wrote a malformed chunk header (magic %#x, %u bytes) into slot %u",
-                    cfg_.peerRank, h->magic, h->len, slot));
+    if (h->magic != kChunkMagic || h->version != kChunkVersion ||
+        h->len > slotStride_ - sizeof(ChunkHdr))
+      throw RemoteError(strprintf(
+          "rank %d wrote a malformed chunk header (magic %#x, version %u, %u bytes) into slot %u",
+          cfg_.peerRank, h->magic, h->version, h->len, slot));
+    // Nothing of a chunk is believed or delivered before it verified.
+    if (cipher_) {
+      const ChunkCipher::Opened o = cipher_->open(rseq_, slot, slots_ + slot * slotStride_);
+      if (o == ChunkCipher::kOpenBusy) break;
+      if (o == ChunkCipher::kOpenFailed) failAuth(rseq_);
+    }
     if (h->sig != op->sig)
       throw InvalidUsage(
           strprintf("mismatched operations: rank %d sent %s but this rank expects %s",
@@ -442,6 +520,15 @@ bool IbEndpoint::consumeChunks() {
     }
   }
   return moved;
+}
+
+void IbEndpoint::failAuth(uint64_t seq) {
+  GDR_WARN(kNet, "rank %d: verbs chunk %llu from rank %d failed authentication", cfg_.myRank,
+           (unsigned long long)seq, cfg_.peerRank);
+  throw RemoteError(strprintf(
+      "data from rank %d (verbs, %s) failed authentication (AES-GCM tag mismatch on chunk %llu: "
+      "altered or corrupted in transit); it was not delivered",
+      cfg_.peerRank, dev_->name().c_str(), (unsigned long long)seq));
 }
 
 void IbEndpoint::postCredit() {
@@ -483,6 +570,12 @@ void IbEndpoint::sendAbort(gdrResult_t code, const std::string& reason) noexcept
 }
 
 void IbEndpoint::reset() noexcept {
+  if (cipher_) {
+    cipher_->dropFrom(sseq_);  // waits for the sealing jobs still reading the sends' buffers
+    cipher_->quiesce();
+    sealSeq_ = sseq_;
+    sealIdx_ = sealOff_ = 0;
+  }
   sends_.clear();
   recvs_.clear();
   for (auto& p : pend_)

@@ -14,6 +14,14 @@
 //
 // Abort notices and peer-death detection ride on the TCP connection the
 // communicator built first (`side`), which stays open for that purpose.
+//
+// GDR_ENCRYPT=1 (keys given): every chunk is AES-256-GCM sealed, its header
+// as additional data, its sequence number as the nonce's counter, the tag in
+// the header (chunk_crypto.h). The payload is sealed on the CPU into a
+// registered bounce ring ahead of the wire, and opened in its slot before any
+// byte of it is delivered (chunk_cipher.h). Payloads already sealed by the
+// GPU (OpSig kSigPreSealed) go as they are, with the header authenticated.
+// Without keys the only difference is one branch per chunk.
 #pragma once
 
 #include <chrono>
@@ -22,6 +30,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "security/handshake.h"
+#include "transport/ib/chunk_cipher.h"
 #include "transport/ib/chunk_policy.h"
 #include "transport/ib/gdr_mode.h"
 #include "transport/ib/ib_device.h"
@@ -57,7 +67,10 @@ struct IbStats {
 
 class IbEndpoint final : public Endpoint {
  public:
-  IbEndpoint(std::shared_ptr<IbDevice> dev, const IbEndpointConfig& cfg);
+  // `keys`: this connection's verbs keys (security/channel_keys.h) when
+  // GDR_ENCRYPT=1, else null. They are copied, not kept.
+  IbEndpoint(std::shared_ptr<IbDevice> dev, const IbEndpointConfig& cfg,
+             const security::SessionKeys* keys = nullptr);
   ~IbEndpoint() override;
 
   // Set-up: local info for the peer, then the peer's info (QPs to RTS).
@@ -69,9 +82,13 @@ class IbEndpoint final : public Endpoint {
   // Not kCapDeviceMemory: receives land in host slots and are copied out by
   // the CPU, so device receive buffers must be staged by the caller. A device
   // send buffer is registered by GPUDirect when gpuSendsDirect() (dma-buf or
-  // nvidia-peermem), else refused with NotSupported.
+  // nvidia-peermem), else refused with NotSupported. Under GDR_ENCRYPT the CPU
+  // cannot seal a device buffer, so device sends are refused the same way
+  // (the caller stages them) unless their payload is pre-sealed
+  // (kSigPreSealed), which may still go direct.
   uint32_t capabilities() const override { return kCapSingleCopy; }
-  bool gpuSendsDirect() const { return cfg_.gpuMode != GdrMode::Staged; }
+  bool gpuSendsDirect() const { return cfg_.gpuMode != GdrMode::Staged && !cipher_; }
+  bool encrypted() const { return cipher_ != nullptr; }
   void postSend(SendOp* op) override;
   void postRecv(RecvOp* op) override { recvs_.push_back(op); }
   bool progress() override;
@@ -102,7 +119,9 @@ class IbEndpoint final : public Endpoint {
 
   bool pollCq();
   bool postChunks();
+  void sealAhead();
   bool consumeChunks();
+  [[noreturn]] void failAuth(uint64_t seq);
   void postCredit();
   void postRecvWr(int q);
   int qpIndex(uint32_t qpn) const;
@@ -127,6 +146,12 @@ class IbEndpoint final : public Endpoint {
   Ctrl* ctrl_ = nullptr;
   ibv_mr* slotsMr_ = nullptr;
   ibv_mr* ctrlMr_ = nullptr;
+  // GDR_ENCRYPT=1 only: the sealing ring (registered) and the chunk
+  // sealed-ahead cursor: sends_[sealIdx_] from byte sealOff_, chunk sealSeq_.
+  std::unique_ptr<ChunkCipher> cipher_;
+  ibv_mr* ringMr_ = nullptr;
+  uint64_t sealSeq_ = 0;
+  size_t sealIdx_ = 0, sealOff_ = 0;
   IbConnInfo remote_{};
   bool connected_ = false;
 

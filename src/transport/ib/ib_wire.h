@@ -27,18 +27,32 @@ struct IbConnInfo {
   uint32_t psn[kMaxQpsPerPeer];
 };
 
-constexpr uint32_t kChunkMagic = 0x47444942;  // "GDIB"
+constexpr uint16_t kChunkMagic = 0x4447;  // "GD"
+// Version 2 added `flags` and `tag` (GDR_ENCRYPT); ranks of one job run one build.
+constexpr uint8_t kChunkVersion = 2;
+
+// ChunkHdr::flags bits.
+enum ChunkFlags : uint8_t {
+  kChunkSealed = 1u << 0,    // payload is AES-GCM ciphertext; tag covers header and payload
+  kChunkAuthOnly = 1u << 1,  // payload pre-sealed by the GPU (kSigPreSealed); tag covers the header
+};
 
 // Written by the sender in front of each chunk's payload, in the same RDMA
-// write (a second scatter-gather entry), so data and its description land
-// together; the immediate carries the chunk's sequence number.
+// write, so data and its description land together; the immediate carries
+// the chunk's sequence number. Under GDR_ENCRYPT=1 the bytes before `tag` are
+// the AES-GCM additional data and the sequence number is the nonce's counter
+// (transport/ib/chunk_crypto.h); without it `tag` is left as it is.
 struct alignas(64) ChunkHdr {
-  uint32_t magic;
+  uint16_t magic;
+  uint8_t version;
+  uint8_t flags;      // ChunkFlags
   uint32_t len;       // payload bytes in this chunk
   OpSig sig;          // the message's operation
   uint64_t msgBytes;  // the whole message's size
   uint64_t offset;    // this chunk's place in the message
+  uint8_t tag[16];    // AES-GCM tag (GDR_ENCRYPT=1)
 };
 static_assert(sizeof(ChunkHdr) == 64, "chunk header is one cache line");
+static_assert(sizeof(OpSig) == 24, "the tag must end the chunk header");
 
 }  // namespace gdr::transport::ib

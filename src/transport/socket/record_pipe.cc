@@ -36,8 +36,12 @@ int waitSlot(const RecordSlot& s) {
 
 }  // namespace
 
-const char* checkRecordLen(const uint8_t hdr[security::kRecordHdrBytes], uint32_t* len) {
+const char* checkRecordLen(const uint8_t hdr[security::kRecordHdrBytes], uint32_t* len, bool* clear) {
   std::memcpy(len, hdr, sizeof(*len));
+  const bool isClear = (*len & kClearRecord) != 0;
+  if (clear) *clear = isClear;
+  else if (isClear) return "clear record where none may be";
+  *len &= ~kClearRecord;
   if (*len == 0) return "empty encrypted record";
   if (*len > security::kMaxRecordBytes) return "oversized encrypted record";
   return nullptr;
@@ -137,6 +141,54 @@ ssize_t SealPipe::send(const iovec* iov, int n) {
   return -1;
 }
 
+ssize_t SealPipe::sendClear(const iovec* iov, int n) {
+  size_t done = 0;
+  for (;;) {
+    size_t avail = 0;
+    for (int i = 0; i < n; ++i) avail += iov[i].iov_len;
+    avail -= std::min(avail, done);
+    if (clearLeft_ == 0 && clearHdrSent_ == 0) {
+      if (avail == 0) break;
+      clearLeft_ = std::min(avail, security::kMaxRecordBytes);
+      clearHdr_ = static_cast<uint32_t>(clearLeft_) | kClearRecord;
+    }
+    // [rest of the length word][up to clearLeft_ payload bytes from `done` on]
+    iovec out[5];
+    int k = 0;
+    if (clearHdrSent_ < sizeof(clearHdr_))
+      out[k++] = {reinterpret_cast<char*>(&clearHdr_) + clearHdrSent_, sizeof(clearHdr_) - clearHdrSent_};
+    size_t skip = done, want = clearLeft_;
+    for (int i = 0; i < n && want && k < 5; ++i) {
+      if (skip >= iov[i].iov_len) {
+        skip -= iov[i].iov_len;
+        continue;
+      }
+      size_t m = std::min(iov[i].iov_len - skip, want);
+      out[k++] = {static_cast<char*>(iov[i].iov_base) + skip, m};
+      want -= m;
+      skip = 0;
+    }
+    msghdr mh{};
+    mh.msg_iov = out;
+    mh.msg_iovlen = static_cast<size_t>(k);
+    ssize_t w = sendmsg(st_.fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w < 0) {
+      if (done) return static_cast<ssize_t>(done);
+      return -1;
+    }
+    size_t wrote = static_cast<size_t>(w);
+    size_t h = std::min(wrote, sizeof(clearHdr_) - clearHdrSent_);
+    clearHdrSent_ += h;
+    clearLeft_ -= wrote - h;
+    done += wrote - h;
+    if (clearLeft_ == 0 && clearHdrSent_ == sizeof(clearHdr_)) clearHdrSent_ = 0;  // record finished
+    else break;  // the socket is full
+  }
+  if (done) return static_cast<ssize_t>(done);
+  errno = EAGAIN;
+  return -1;
+}
+
 // ---- receiving ----
 
 // Reads into free slots and hands each whole record out to be opened.
@@ -153,20 +205,24 @@ bool OpenPipe::readAhead() {
     if (!s.wire) {
       if (s.pos < security::kRecordHdrBytes) continue;
       uint32_t plain = 0;
-      if ((why_ = checkRecordLen(s.buf.data(), &plain))) {
+      if ((why_ = checkRecordLen(s.buf.data(), &plain, &s.clear))) {
         failure_ = Failure::Malformed;
         errno = EBADMSG;
         return false;
       }
       s.plain = plain;
-      s.wire = security::kRecordHdrBytes + plain + security::kTagBytes;
+      s.wire = security::kRecordHdrBytes + plain + (s.clear ? 0 : security::kTagBytes);
       continue;
     }
     if (s.pos < s.wire) continue;
     s.pos = 0;  // now: plaintext bytes delivered
+    ++st_.count;
+    if (s.clear) {  // authenticated end to end by the GPU: nothing to open here
+      s.state.store(kReady, std::memory_order_relaxed);
+      continue;
+    }
     s.state.store(kBusy, std::memory_order_relaxed);
     uint64_t counter = security::takeCounter(st_.counter);
-    ++st_.count;
     auto job = [this, &s, counter]() {
       bool ok = security::openRecord(st_.key, counter, s.buf.data(), s.plain);
       s.state.store(ok ? kReady : kFailed, std::memory_order_release);
@@ -177,7 +233,7 @@ bool OpenPipe::readAhead() {
   return true;
 }
 
-ssize_t OpenPipe::recv(void* buf, size_t len) {
+ssize_t OpenPipe::recv(void* buf, size_t len, bool clear) {
   if (failure_ != Failure::None) {
     errno = EBADMSG;
     return -1;
@@ -207,11 +263,19 @@ ssize_t OpenPipe::recv(void* buf, size_t len) {
     errno = EBADMSG;
     return -1;
   }
+  if (s.clear != clear) {
+    failure_ = Failure::Malformed;
+    why_ = clear ? "a sealed record where the frame header announced a pre-sealed payload"
+                 : "a clear record where a sealed one must be";
+    errno = EBADMSG;
+    return -1;
+  }
   size_t n = std::min(len, s.plain - s.pos);
   std::memcpy(buf, s.buf.data() + security::kRecordHdrBytes + s.pos, n);
   s.pos += n;
   if (s.pos == s.plain) {
     s.pos = s.wire = s.plain = 0;
+    s.clear = false;
     st_.head = (st_.head + 1) % kPipeRecords;
     --st_.count;
   }

@@ -67,13 +67,18 @@ bool SocketEndpoint::progressSends() {
     if (outHdrSent_ == 0 && op->sent == 0) {
       outHdr_ = FrameHdr{kFrameMagic, kFrameVersion, kFrameData, op->sig, op->bytes};
     }
-    iovec iov[2];
-    int n = 0;
-    if (outHdrSent_ < sizeof(FrameHdr))
-      iov[n++] = {reinterpret_cast<char*>(&outHdr_) + outHdrSent_, sizeof(FrameHdr) - outHdrSent_};
-    if (op->sent < op->bytes)
-      iov[n++] = {const_cast<char*>(static_cast<const char*>(op->data)) + op->sent, op->bytes - op->sent};
-    ssize_t w = sendSome(iov, n);
+    ssize_t w;
+    if (preSealed(op->sig)) {
+      w = sendPreSealed(op);
+    } else {
+      iovec iov[2];
+      int n = 0;
+      if (outHdrSent_ < sizeof(FrameHdr))
+        iov[n++] = {reinterpret_cast<char*>(&outHdr_) + outHdrSent_, sizeof(FrameHdr) - outHdrSent_};
+      if (op->sent < op->bytes)
+        iov[n++] = {const_cast<char*>(static_cast<const char*>(op->data)) + op->sent, op->bytes - op->sent};
+      w = sendSome(iov, n);
+    }
     if (w < 0) {
       if (errno == EAGAIN || errno == EINTR) break;
       failClosed(errno);
@@ -92,6 +97,29 @@ bool SocketEndpoint::progressSends() {
     }
   }
   return moved;
+}
+
+// Header (sealed record), then payload (clear records), never mixed in one
+// record: the header's record must be wholly out before the payload starts.
+ssize_t SocketEndpoint::sendPreSealed(SendOp* op) {
+  size_t wrote = 0;
+  if (outHdrSent_ < sizeof(FrameHdr)) {
+    iovec h = {reinterpret_cast<char*>(&outHdr_) + outHdrSent_, sizeof(FrameHdr) - outHdrSent_};
+    ssize_t w = sealer_->send(&h, 1);
+    if (w < 0) return w;
+    wrote = static_cast<size_t>(w);
+    if (outHdrSent_ + wrote < sizeof(FrameHdr) || sealer_->busy()) return static_cast<ssize_t>(wrote);
+  }
+  if (op->sent < op->bytes) {
+    iovec p = {const_cast<char*>(static_cast<const char*>(op->data)) + op->sent, op->bytes - op->sent};
+    ssize_t w = sealer_->sendClear(&p, 1);
+    if (w < 0) {
+      if (wrote) return static_cast<ssize_t>(wrote);
+      return w;
+    }
+    wrote += static_cast<size_t>(w);
+  }
+  return static_cast<ssize_t>(wrote);
 }
 
 bool SocketEndpoint::readHeader() {
@@ -149,7 +177,7 @@ bool SocketEndpoint::progressRecvs() {
       size_t want = op->bytes - op->received;
       ssize_t r;
       if (!op->fn) {
-        r = recvSome(static_cast<char*>(op->dst) + op->received, want);
+        r = recvSome(static_cast<char*>(op->dst) + op->received, want, preSealed(inHdr_.sig));
       } else {
         if (stage_.size() < kStageBytes) stage_.resize(kStageBytes);
         r = recvSome(stage_.data() + staged_, std::min(want - staged_, kStageBytes - staged_));

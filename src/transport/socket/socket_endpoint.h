@@ -10,7 +10,8 @@
 // peer. With session keys (GDR_ENCRYPT=1) the byte stream both ways is a
 // sequence of AES-256-GCM records carrying the same frames, sealed and opened
 // in a pipeline with the transfer (record_pipe.h): nothing decrypted is used
-// before its record's tag has been checked.
+// before its record's tag has been checked. A payload the GPU already sealed
+// (kSigPreSealed) follows its sealed header in clear records.
 #pragma once
 
 #include <sys/uio.h>
@@ -75,9 +76,9 @@ class SocketEndpoint final : public Endpoint {
   [[noreturn]] void failMalformed(const char* what);
   // recv()/sendmsg() through the encryption layer when there is one (same
   // return conventions); the plain path is one branch away from the syscall.
-  ssize_t recvSome(void* buf, size_t len) {
+  ssize_t recvSome(void* buf, size_t len, bool clear = false) {
     if (!opener_) return recv(fd_, buf, len, MSG_DONTWAIT);
-    ssize_t r = opener_->recv(buf, len);
+    ssize_t r = opener_->recv(buf, len, clear);
     if (r < 0 && errno == EBADMSG) failDecrypt();
     return r;
   }
@@ -90,6 +91,10 @@ class SocketEndpoint final : public Endpoint {
     }
     return sealer_->send(iov, n);
   }
+  // A frame whose payload the GPU sealed (kSigPreSealed): the header goes
+  // in a sealed record, the payload in clear records.
+  bool preSealed(const OpSig& sig) const { return sealer_ && (sig.flags & kSigPreSealed); }
+  ssize_t sendPreSealed(SendOp* op);
   [[noreturn]] void failDecrypt();
   // Blocking helpers for the abort path.
   void sendBlocking(const void* a, size_t alen, const void* b, size_t blen, net_deadline_t deadline);
