@@ -39,6 +39,30 @@ if [ -z "${GDR_RXE_ONLY:-}" ] || [ "$GDR_RXE_ONLY" = bandwidth ]; then
     wait
     timeout 120 env GDR_TEST_BW_BYTES=1048576 GDR_TEST_BW_ITERS=100 $R 2 110 $T bw | grep -E 'bandwidth|ib to|rc='
 fi
+# GDR_ENCRYPT=1 over verbs (issue 8): every chunk AES-256-GCM sealed; the
+# driver checks the data and that the ib endpoints really are encrypted.
+step enc_colls_2qp 300 env GDR_ENCRYPT=1 GDR_IB_QPS_PER_PEER=2 $R 2 280 $T colls
+step enc_tamper 60 env GDR_ENCRYPT=1 $R 2 50 $T tamper
+step enc_presealed 60 env GDR_ENCRYPT=1 $R 2 50 $T presealed
+# All-reduce bandwidth, plain then encrypted, in this boot (informational:
+# TCG emulates the CPU, so the crypto is CPU-bound and far slower than on a
+# real host; for bench/results/security.md).
+if [ -z "${GDR_RXE_ONLY:-}" ] || [ "$GDR_RXE_ONLY" = enc_bandwidth ]; then
+    echo "===== [enc_bandwidth] all-reduce float32 sum, 2 ranks, 2 QPs, GDR_ENCRYPT=0 then 1"
+    for e in 0 1; do
+        timeout 300 env GDR_ENCRYPT=$e GDR_IB_QPS_PER_PEER=2 GDR_TEST_BW_SIZES=65536,1048576,4194304 \
+            GDR_TEST_BW_ITERS=${GDR_RXE_BW_ITERS:-10} $R 2 290 $T arbw | grep -E 'ARBW|FAIL|rc='
+    done > /tmp/arbw.txt 2>&1
+    cat /tmp/arbw.txt
+    awk '/ARBW/ { for (i = 1; i <= NF; ++i) { split($i, kv, "="); v[kv[1]] = kv[2] }
+                  bw[v["bytes"], v["encrypt"]] = v["algbw_MBps"]; us[v["bytes"], v["encrypt"]] = v["us"]
+                  if (!(v["bytes"] in seen)) { seen[v["bytes"]] = 1; order[n++] = v["bytes"] } }
+         END { print "===== [enc_bandwidth] | bytes | plain us | encrypted us | plain algbw MB/s | encrypted algbw MB/s | encrypted / plain time |"
+               print "===== [enc_bandwidth] | ---: | ---: | ---: | ---: | ---: | ---: |"
+               for (i = 0; i < n; ++i) { b = order[i]
+                   r = (us[b, 0] > 0) ? sprintf("%.2f", us[b, 1] / us[b, 0]) : "-"
+                   printf "===== [enc_bandwidth] | %s | %s | %s | %s | %s | %s |\n", b, us[b, 0], us[b, 1], bw[b, 0], bw[b, 1], r } }' /tmp/arbw.txt
+fi
 if [ "${GDR_RXE_QUICK:-0}" != 1 ]; then
     step colls_4ranks 300 $R 4 280 $T colls
 fi

@@ -526,8 +526,8 @@ void IbEndpoint::failAuth(uint64_t seq) {
   GDR_WARN(kNet, "rank %d: verbs chunk %llu from rank %d failed authentication", cfg_.myRank,
            (unsigned long long)seq, cfg_.peerRank);
   throw RemoteError(strprintf(
-      "data from rank %d (verbs, %s) failed authentication (AES-GCM tag mismatch on chunk %llu: "
-      "altered or corrupted in transit); it was not delivered",
+      "data from rank %d (verbs, received on %s) failed authentication (AES-GCM tag mismatch on "
+      "chunk %llu: altered or corrupted in transit); it was not delivered",
       cfg_.peerRank, dev_->name().c_str(), (unsigned long long)seq));
 }
 
