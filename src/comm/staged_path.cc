@@ -15,6 +15,7 @@
 
 #include "comm/p2p.h"
 #include "comm/staged_seal.h"
+#include "device/stream_wait.h"
 #include "progress/progress_engine.h"
 #include "security/aead.h"
 #endif
@@ -142,6 +143,10 @@ class StagedContext {
     const int64_t seg = param::getInt("GDR_STAGED_CHUNK_BYTES");
     if (seg <= 0) throw InvalidArgument("GDR_STAGED_CHUNK_BYTES must be positive");
     segBytes_ = static_cast<size_t>(seg);
+    const std::string wait = param::getString("GDR_STAGED_WAIT");
+    if (wait != "kernel" && wait != "stream")
+      throw InvalidArgument("GDR_STAGED_WAIT must be kernel or stream, not '" + wait + "'");
+    kernelWait_ = wait == "kernel";
     nwords_ = 2 * kRing + 2 * kCaptureWords;
     cudaOk(cudaHostAlloc(reinterpret_cast<void**>(&words_), nwords_ * sizeof(uint32_t),
                          cudaHostAllocMapped | cudaHostAllocPortable),
@@ -173,8 +178,12 @@ class StagedContext {
   }
 
   ~StagedContext() {
+    // The sealer's checks (host functions) push to the engine: let them all
+    // run first (the engine keeps running jobs meanwhile, each under its
+    // deadline, so the streams move on).
+    if (sealer_) cudaDeviceSynchronize();
     engine_.reset();  // runs what is queued (each under its deadline), joins
-    sealer_.reset();  // waits for the device
+    sealer_.reset();
     if (lastOp_) cudaEventDestroy(lastOp_);
     captured_.clear();
     slots_.clear();
@@ -191,7 +200,16 @@ class StagedContext {
     cudaOk(cudaStreamIsCapturing(s, &cs), "cudaStreamIsCapturing");
     if (cs != cudaStreamCaptureStatusNone) return nullptr;  // see staged_seal.h
     std::lock_guard<std::mutex> g(mu_);
-    if (!sealer_) sealer_ = std::make_unique<GpuSealer>(comm_);
+    if (!sealer_)
+      sealer_ = std::make_unique<GpuSealer>(comm_, [this](gdrResult_t code, const std::string& text) {
+        // The error state at once; the abort notices from the progress
+        // thread (a job's release runs even when the engine has failed).
+        if (!comm_.markFailed(code, text)) return;
+        progress::Job j;
+        j.what = "abort notices after a forged row";
+        j.release = [this, code, text] { comm_.notifyPeers(code, text); };
+        engine_->push(std::move(j));
+      });
     return sealer_.get();
   }
 
@@ -227,6 +245,7 @@ class StagedContext {
   std::mutex enqueueMu_;
   std::mutex mu_;
   std::vector<std::shared_ptr<SlotSet>> slots_;
+  bool kernelWait_ = true;  // GDR_STAGED_WAIT
   bool sealing_ = false;
   std::unique_ptr<GpuSealer> sealer_;
   // The last operation's end on its stream: the next one, on another
@@ -313,8 +332,11 @@ void StagedContext::issue(const Plan& plan, SlotSet& slots, GpuSealer* sealer, s
   };
   for (size_t k = 0; k < std::min(kSlots, nseg); ++k) toHost(k);
   for (size_t k = 0; k < nseg; ++k) {
-    cuOk(driver().waitValue32(cs, wordAt(result), base + static_cast<uint32_t>(k) + 1, CU_STREAM_WAIT_VALUE_GEQ),
-         "cuStreamWaitValue32");
+    const uint32_t want = base + static_cast<uint32_t>(k) + 1;
+    if (kernelWait_)
+      cudaOk(device::launchWaitGeq(reinterpret_cast<const uint32_t*>(wordAt(result)), want, s), "stream wait kernel");
+    else
+      cuOk(driver().waitValue32(cs, wordAt(result), want, CU_STREAM_WAIT_VALUE_GEQ), "cuStreamWaitValue32");
     const size_t sl = k % kSlots;
     bool opened = false;
     for (const Copy2D& c : plan.segment(k).toDevice) {

@@ -32,7 +32,7 @@ struct OpenedRow {
 };
 
 struct CheckJob {
-  Communicator* comm;
+  const GpuSealer::ForgedFn* onForged;
   std::vector<OpenedRow> rows;
   static void CUDART_CB run(void* p) {
     std::unique_ptr<CheckJob> j(static_cast<CheckJob*>(p));
@@ -43,8 +43,7 @@ struct CheckJob {
           "data from rank %d failed authentication on the GPU (AES-GCM tag mismatch: altered or corrupted in "
           "transit%s); it was not delivered (zeros written in its place)",
           r.origin, st == security::kGcmForged ? "" : ", or its check never ran");
-      GDR_WARN(kNet, "%s", text.c_str());
-      j->comm->fail(gdrRemoteError, text);
+      (*j->onForged)(gdrRemoteError, text);
       return;
     }
   }
@@ -54,6 +53,7 @@ struct CheckJob {
 
 struct GpuSealer::Impl {
   Communicator& comm;
+  ForgedFn onForged;
   std::mutex mu;
   std::vector<std::unique_ptr<security::GpuGcmKey>> keys;  // by origin rank
   security::GpuGcmScratch scratch;  // staged operations of a communicator are serialised
@@ -67,7 +67,7 @@ struct GpuSealer::Impl {
   std::vector<OpenedRow> opened[kMaxSlots];
   std::vector<void*> retiredDev, retiredHost;  // outgrown; an operation in flight may still use them
 
-  explicit Impl(Communicator& c) : comm(c), keys(c.size()), sendSeq(c.size()), recvSeq(c.size()) {}
+  Impl(Communicator& c, ForgedFn f) : comm(c), onForged(std::move(f)), keys(c.size()), sendSeq(c.size()), recvSeq(c.size()) {}
 
   const security::GpuGcmKey& key(int origin) {
     if (origin < 0 || origin >= comm.size()) throw Error(gdrInternalError, strprintf("sealed row of rank %d", origin));
@@ -119,7 +119,8 @@ struct GpuSealer::Impl {
   size_t statusNext[kMaxSlots] = {};
 };
 
-GpuSealer::GpuSealer(Communicator& comm) : impl_(std::make_unique<Impl>(comm)) {
+GpuSealer::GpuSealer(Communicator& comm, ForgedFn onForged)
+    : impl_(std::make_unique<Impl>(comm, std::move(onForged))) {
   GDR_INFO(kNet, "GDR_ENCRYPT: device buffers of data-movement operations between hosts are sealed on the GPU");
 }
 
@@ -182,7 +183,7 @@ void GpuSealer::open(const Copy2D& c, const char* host, size_t slot, void* strea
 void GpuSealer::check(size_t slot, void* stream) {
   if (slot >= kMaxSlots || impl_->opened[slot].empty()) return;
   auto job = std::make_unique<CheckJob>();
-  job->comm = &impl_->comm;
+  job->onForged = &impl_->onForged;
   job->rows.swap(impl_->opened[slot]);
   impl_->statusNext[slot] = 0;
   ok(cudaLaunchHostFunc(static_cast<cudaStream_t>(stream), &CheckJob::run, job.get()), "cudaLaunchHostFunc");

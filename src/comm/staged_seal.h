@@ -18,7 +18,9 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "comm/comm.h"
@@ -28,8 +30,11 @@ namespace gdr::staged {
 
 class GpuSealer {
  public:
+  // Called from a CUDA host function when a row failed its check (so it must
+  // not touch the transports).
+  using ForgedFn = std::function<void(gdrResult_t, const std::string&)>;
   // On the communicator's device; keys are made per origin rank on first use.
-  explicit GpuSealer(Communicator& comm);
+  GpuSealer(Communicator& comm, ForgedFn onForged);
   ~GpuSealer();  // waits for the device
   GpuSealer(const GpuSealer&) = delete;
   GpuSealer& operator=(const GpuSealer&) = delete;

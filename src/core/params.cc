@@ -99,6 +99,9 @@ const std::vector<Info> kParams = {
     {"GDR_STAGED_CHUNK_BYTES", Type::Int, "1048576",
      "Segment of the staged device path (device buffers over a host transport; same on every rank): "
      "copies of one segment overlap the transfer of its neighbours."},
+    {"GDR_STAGED_WAIT", Type::String, "kernel",
+     "How the caller's stream waits for the staged path's host work: kernel (a one-thread polling "
+     "kernel) or stream (cuStreamWaitValue32, which showed a ~4 ms quantum per wait on the H200 machine)."},
     // security (issue 8): authenticated connections, encryption between hosts
     {"GDR_AUTH_KEY_FILE", Type::String, "",
      "Read the job's secret from this file (mode 600, at least 16 bytes; every rank needs it) instead of "

@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include "gdrcoll.h"
 #include "gdrcoll_mpi.h"
 #include "gpu_kernels.h"
+#include "security/aead.h"
 
 #if GDR_TEST_NCCL
 #include <nccl.h>
@@ -482,6 +484,42 @@ void testVsNccl(gdrComm_t comm, cudaStream_t s) {
 
 }  // namespace
 
+// GDR_ENCRYPT=1 on the staged path: rank 0 flips a bit of its sealed
+// all-gather row on the host (the test hook); every rank's GPU must refuse
+// that row (zeros, not data), deliver the others, and put the communicator
+// in the error state naming rank 0. Leaves `comm` failed.
+void testSealedTamper(gdrComm_t comm, cudaStream_t s) {
+  if (gSize < 2) return;
+  const size_t count = 4096, bytes = count * 4;
+  std::vector<char> in;
+  fillRandom(in, gdrInt32, count);
+  std::vector<char> all = gatherAll(in);
+  DevBuf din(bytes), dout(bytes * gSize);
+  din.put(in);
+  dout.poison();
+  if (gRank == 0) gdr::security::testing::corruptNextRecord();
+  GDR_OK(gdrAllGather(din.p, count, dout.p, gdrInt32, comm, s));
+  cudaStreamSynchronize(s);
+  gdrResult_t err = gdrSuccess;
+  gdrCommGetAsyncError(comm, &err);
+  const std::string text = gdrGetLastError(comm) ? gdrGetLastError(comm) : "";
+  auto expect = [](bool ok, const std::string& what) {
+    ++gChecks;
+    if (!ok) {
+      ++gFailures;
+      std::printf("rank %d: sealed tamper: %s\n", gRank, what.c_str());
+    }
+  };
+  expect(err != gdrSuccess, "the communicator is not in the error state");
+  expect(text.find("rank 0") != std::string::npos && text.find("failed authentication") != std::string::npos,
+         "the error does not name rank 0's failed authentication: '" + text + "'");
+  std::vector<char> got = dout.get(0, bytes * gSize);
+  expect(std::all_of(got.begin(), got.begin() + bytes, [](char c) { return c == 0; }),
+         "rank 0's forged row was not replaced by zeros");
+  expect(std::memcmp(got.data() + bytes, all.data() + bytes, bytes * (gSize - 1)) == 0,
+         "the other ranks' rows were not delivered intact");
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &gRank);
@@ -536,6 +574,20 @@ int main(int argc, char** argv) {
   section("staged path: allreduce", [&] { testAllReduce(staged, s, "allreduce(staged)"); });
   section("staged path: moves", [&] { testMoves(staged, s); });
   GDR_OK(gdrCommDestroy(staged));
+
+  // The same with GDR_ENCRYPT=1: reductions sealed on the CPU by the socket
+  // transport, data movement sealed and opened on the GPU.
+  setenv("GDR_TRANSPORT", "socket", 1);
+  setenv("GDR_ENCRYPT", "1", 1);
+  gdrComm_t sealed;
+  GDR_OK(gdrCommInitMPI(&sealed, MPI_COMM_WORLD));
+  section("encrypted staged path: allreduce", [&] { testAllReduce(sealed, s, "allreduce(encrypted)"); });
+  section("encrypted staged path: moves (GPU-sealed)", [&] { testMoves(sealed, s); });
+  section("encrypted staged path: send/recv (GPU-sealed)", [&] { testSendRecv(sealed, s); });
+  section("encrypted staged path: a flipped bit is refused", [&] { testSealedTamper(sealed, s); });
+  gdrCommDestroy(sealed);  // failed on purpose by the last section
+  unsetenv("GDR_TRANSPORT");
+  unsetenv("GDR_ENCRYPT");
 
   long tot = 0, checks = 0;
   MPI_Allreduce(&gFailures, &tot, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# GDR_ENCRYPT on device buffers, the staged path forced on one host
+# (GDR_TRANSPORT=socket), on the lent GPU machine: builds into build-gpu-run,
+# runs the GPU suite at np 2 (its last sections: the encrypted staged path,
+# GPU-sealed data movement, a flipped bit refused), then gdr-bench on device
+# buffers with GDR_ENCRYPT=0 and 1 interleaved per collective, and the
+# all-reduce with the two stream-wait modes (GDR_STAGED_WAIT=stream|kernel).
+# Logs under $OUT (or build-gpu-run/out-sealed).
+# Usage (repo root): scripts/gpu/sealed.sh
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+export NCCL_NVLS_ENABLE=0  # never NVLink multicast
+B=build-gpu-run
+O=${OUT:-$B/out-sealed}
+mkdir -p "$O"
+MPI="mpirun --allow-run-as-root --oversubscribe -np"
+status=0
+note() { echo "$*" | tee -a "$O/summary.txt"; }
+{ nvidia-smi --query-gpu=index,name,driver_version --format=csv; lscpu | head -20; git log --oneline -1 2>/dev/null; } >"$O/machine.txt" 2>&1
+
+t0=$(date +%s)
+cmake -S . -B "$B" -G Ninja -DGDR_ENABLE_IB=OFF -DCMAKE_BUILD_TYPE=Release >"$O/build.log" 2>&1 &&
+  ninja -C "$B" -j32 gdr-gpu-test gdr-bench gdrcoll >>"$O/build.log" 2>&1
+rc=$?
+note "build rc=$rc in $(( $(date +%s) - t0 )) s"
+if [ $rc -ne 0 ]; then tail -40 "$O/build.log"; exit $rc; fi
+
+t0=$(date +%s)
+GDR_TIMEOUT_MS=60000 timeout ${GDR_SEALED_TEST_S:-240} $MPI 2 "$B/bin/gdr-gpu-test" --quick >"$O/gpu-test-np2.log" 2>&1
+r=$?
+note "gpu tests np=2 rc=$r in $(( $(date +%s) - t0 )) s"
+grep -E "^\[|gpu tests|sealed tamper" "$O/gpu-test-np2.log" | tee -a "$O/summary.txt"
+grep -m5 -E "element|error" "$O/gpu-test-np2.log"
+[ $r -ne 0 ] && status=$r
+
+bench() {  # name, env..., -- bench args...
+  local name=$1; shift
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  echo "## $name: ${envs[*]} GDR_TRANSPORT=socket gdr-bench $*" >>"$O/bench.log"
+  env "${envs[@]}" GDR_TRANSPORT=socket timeout 120 $MPI 2 "$B/bin/gdr-bench" "$@" >"$O/bench-$name.txt" 2>&1
+  note "bench $name rc=$?"
+  cat "$O/bench-$name.txt" >>"$O/bench.log"
+}
+C="--mem cuda --check --min 64K --max ${GDR_SEALED_MAX:-128M} --iters 10 --warmup 3"
+for coll in allgather broadcast alltoall sendrecv allreduce; do
+  for enc in 0 1; do bench "$coll-enc$enc" GDR_ENCRYPT=$enc -- $coll $C; done
+done
+bench allreduce-streamwait GDR_STAGED_WAIT=stream GDR_ENCRYPT=0 -- allreduce $C
+note "done, status $status"
+exit $status
