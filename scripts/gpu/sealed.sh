@@ -25,6 +25,8 @@ rc=$?
 note "build rc=$rc in $(( $(date +%s) - t0 )) s"
 if [ $rc -ne 0 ]; then tail -40 "$O/build.log"; exit $rc; fi
 
+g++ -O2 -std=c++17 scripts/gpu/timer_probe.cc -o "$B/timer-probe" && "$B/timer-probe" | tee "$O/timer-probe.txt"
+
 t0=$(date +%s)
 GDR_TIMEOUT_MS=60000 timeout ${GDR_SEALED_TEST_S:-240} $MPI 2 "$B/bin/gdr-gpu-test" --quick >"$O/gpu-test-np2.log" 2>&1
 r=$?
@@ -44,9 +46,17 @@ bench() {  # name, env..., -- bench args...
   cat "$O/bench-$name.txt" >>"$O/bench.log"
 }
 C="--mem cuda --check --min 64K --max ${GDR_SEALED_MAX:-128M} --iters 10 --warmup 3"
-for coll in allgather broadcast alltoall sendrecv allreduce; do
+for coll in allgather bcast alltoall sendrecv allreduce; do
   for enc in 0 1; do bench "$coll-enc$enc" GDR_ENCRYPT=$enc -- $coll $C; done
 done
 bench allreduce-streamwait GDR_STAGED_WAIT=stream GDR_ENCRYPT=0 -- allreduce $C
+# Side by side: size, avg us with GDR_ENCRYPT=0 and 1, their ratio.
+for coll in allgather bcast alltoall sendrecv allreduce; do
+  echo "== $coll: size(B) plain(us) encrypted(us) enc/plain" | tee -a "$O/summary.txt"
+  awk 'NR == FNR { if ($1 ~ /^[0-9]+$/) plain[$1] = $3; next }
+       ($1 ~ /^[0-9]+$/) && ($1 in plain) { printf "%12d %12.1f %12.1f %6.2f\n", $1, plain[$1], $3, $3 / plain[$1] }' \
+    "$O/bench-$coll-enc0.txt" "$O/bench-$coll-enc1.txt" | tee -a "$O/summary.txt"
+done
 note "done, status $status"
+tar czf "$O/logs.tgz" -C "$O" $(cd "$O" && ls *.log *.txt 2>/dev/null)
 exit $status

@@ -502,6 +502,8 @@ void testSealedTamper(gdrComm_t comm, cudaStream_t s) {
   cudaStreamSynchronize(s);
   gdrResult_t err = gdrSuccess;
   gdrCommGetAsyncError(comm, &err);
+  // The next call on a failed communicator fails fast with the stored reason.
+  const gdrResult_t again = gdrAllGather(din.p, count, dout.p, gdrInt32, comm, s);
   const std::string text = gdrGetLastError(comm) ? gdrGetLastError(comm) : "";
   auto expect = [](bool ok, const std::string& what) {
     ++gChecks;
@@ -511,8 +513,10 @@ void testSealedTamper(gdrComm_t comm, cudaStream_t s) {
     }
   };
   expect(err != gdrSuccess, "the communicator is not in the error state");
+  expect(again != gdrSuccess, "a call after the failure did not fail fast");
   expect(text.find("rank 0") != std::string::npos && text.find("failed authentication") != std::string::npos,
          "the error does not name rank 0's failed authentication: '" + text + "'");
+  cudaStreamSynchronize(s);
   std::vector<char> got = dout.get(0, bytes * gSize);
   expect(std::all_of(got.begin(), got.begin() + bytes, [](char c) { return c == 0; }),
          "rank 0's forged row was not replaced by zeros");
