@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/params.h"
+#include "core/thread_affinity.h"
 
 #if GDR_HAVE_CUDA
 #include <cuda.h>
@@ -138,7 +139,7 @@ struct Captured {
 // so a word is never reset and stream waits compare cyclically (GEQ).
 class StagedContext {
  public:
-  StagedContext(Communicator& comm, int device) : comm_(comm), device_(device) {
+  explicit StagedContext(Communicator& comm) : comm_(comm) {
     RelaxedCapture relaxed;
     const int64_t seg = param::getInt("GDR_STAGED_CHUNK_BYTES");
     if (seg <= 0) throw InvalidArgument("GDR_STAGED_CHUNK_BYTES must be positive");
@@ -162,7 +163,7 @@ class StagedContext {
     cfg.ringSlots = kRing;
     cfg.onError = [this](gdrResult_t code, const std::string& text) { comm_.fail(code, text); };
     cfg.asyncError = [this] { return comm_.asyncError(); };
-    cfg.onThreadStart = [this] { cudaSetDevice(device_); };
+    cfg.onThreadStart = [] { widenHelperAffinity("staged-path progress thread"); };
     engine_ = std::make_unique<progress::Engine>(cfg, engineWords_.data(), engineWords_.size());
     cudaOk(cudaEventCreateWithFlags(&lastOp_, cudaEventDisableTiming), "cudaEventCreate");
     // GPU sealing where the transports would encrypt: GDR_ENCRYPT and a peer
@@ -234,7 +235,6 @@ class StagedContext {
   CUdeviceptr wordAt(size_t w) const { return wordsDev_ + w * sizeof(uint32_t); }
 
   Communicator& comm_;
-  int device_;
   size_t segBytes_ = 0;
   uint32_t* words_ = nullptr;  // host-mapped: [ready, result] per ring slot, then per captured op
   size_t nwords_ = 0;
@@ -425,10 +425,8 @@ StagedContext& contextFor(Communicator& comm) {
   std::lock_guard<std::mutex> g(gMu);
   auto& ctx = gContexts[&comm];
   if (!ctx) {
-    int dev = 0;
-    cudaOk(cudaGetDevice(&dev), "cudaGetDevice");
     try {
-      ctx = std::make_unique<StagedContext>(comm, dev);
+      ctx = std::make_unique<StagedContext>(comm);
     } catch (...) {
       gContexts.erase(&comm);
       throw;

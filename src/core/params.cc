@@ -99,6 +99,9 @@ const std::vector<Info> kParams = {
     {"GDR_STAGED_CHUNK_BYTES", Type::Int, "1048576",
      "Segment of the staged device path (device buffers over a host transport; same on every rank): "
      "copies of one segment overlap the transfer of its neighbours."},
+    {"GDR_HELPER_AFFINITY", Type::String, "auto",
+     "auto: a helper thread (staged-path progress, crypto workers) of a process bound to one CPU runs on any "
+     "CPU of the process's cpuset, so it does not take turns with the caller's thread; inherit: keep the binding."},
     {"GDR_STAGED_WAIT", Type::String, "kernel",
      "How the caller's stream waits for the staged path's host work: kernel (a one-thread polling "
      "kernel) or stream (cuStreamWaitValue32, which showed a ~4 ms quantum per wait on the H200 machine)."},

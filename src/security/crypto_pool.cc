@@ -6,6 +6,7 @@
 #include <new>
 
 #include "core/params.h"
+#include "core/thread_affinity.h"
 
 namespace gdr::security {
 
@@ -35,7 +36,11 @@ void CryptoPool::forkChild() {
 }
 
 CryptoPool::CryptoPool(int workers) {
-  for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
+  for (int i = 0; i < workers; ++i)
+    threads_.emplace_back([this] {
+      widenHelperAffinity("GDR_ENCRYPT worker");
+      work();
+    });
 }
 
 CryptoPool::~CryptoPool() {
