@@ -3,8 +3,9 @@
 # (GDR_TRANSPORT=socket), on the lent GPU machine: builds into build-gpu-run,
 # runs the GPU suite at np 2 (its last sections: the encrypted staged path,
 # GPU-sealed data movement, a flipped bit refused), then gdr-bench on device
-# buffers with GDR_ENCRYPT=0 and 1 interleaved per collective, and the
-# all-reduce with the two stream-wait modes (GDR_STAGED_WAIT=stream|kernel).
+# buffers with GDR_ENCRYPT=0 and 1 interleaved per collective, the all-reduce
+# with helper threads left on mpirun's one-core binding
+# (GDR_HELPER_AFFINITY=inherit), larger segments and more crypto workers.
 # Logs under $OUT (or build-gpu-run/out-sealed).
 # Usage (repo root): scripts/gpu/sealed.sh
 set -uo pipefail
@@ -51,23 +52,39 @@ C="--mem cuda --check --min 64K --max ${GDR_SEALED_MAX:-128M} --iters 10 --warmu
 for coll in allgather bcast alltoall sendrecv allreduce; do
   for enc in 0 1; do bench "$coll-enc$enc" GDR_ENCRYPT=$enc -- $coll $C; done
 done
-bench allreduce-streamwait GDR_STAGED_WAIT=stream GDR_ENCRYPT=0 -- allreduce $C
 # Helper threads left on the one core mpirun binds each rank to (before the
 # fix: the progress thread ran only when the scheduler tick preempted the
 # caller's spinning cudaStreamSynchronize).
 bench allreduce-inherit GDR_HELPER_AFFINITY=inherit GDR_ENCRYPT=0 -- allreduce $C
+# Larger segments (fewer kernel launches and handshakes per byte) and more
+# CPU crypto workers for the all-reduce (sealed on the CPU by the transport).
+if [ -z "${GDR_SEALED_SHORT:-}" ]; then
+  for coll in allgather sendrecv; do
+    bench "$coll-seg4M-enc0" GDR_STAGED_CHUNK_BYTES=4194304 GDR_ENCRYPT=0 -- $coll $C
+    bench "$coll-seg4M-enc1" GDR_STAGED_CHUNK_BYTES=4194304 GDR_ENCRYPT=1 -- $coll $C
+  done
+  bench allreduce-threads16-enc1 GDR_ENCRYPT_THREADS=16 GDR_ENCRYPT=1 -- allreduce $C
+fi
 echo "== allreduce, GDR_HELPER_AFFINITY=inherit (us) vs auto (us)" | tee -a "$O/summary.txt"
 awk 'NR == FNR { if ($1 ~ /^[0-9]+$/) a[$1] = $3; next }
      ($1 ~ /^[0-9]+$/) && ($1 in a) { printf "%12d %12.1f %12.1f\n", $1, a[$1], $3 }' \
   "$O/bench-allreduce-inherit.txt" "$O/bench-allreduce-enc0.txt" | tee -a "$O/summary.txt"
 mpirun --allow-run-as-root -np 2 --report-bindings true 2>&1 | head -4 | tee -a "$O/summary.txt"
 # Side by side: size, avg us with GDR_ENCRYPT=0 and 1, their ratio.
-for coll in allgather bcast alltoall sendrecv allreduce; do
+pairs="allgather bcast alltoall sendrecv allreduce"
+[ -z "${GDR_SEALED_SHORT:-}" ] && pairs="$pairs allgather-seg4M sendrecv-seg4M"
+for coll in $pairs; do
   echo "== $coll: size(B) plain(us) encrypted(us) enc/plain" | tee -a "$O/summary.txt"
   awk 'NR == FNR { if ($1 ~ /^[0-9]+$/) plain[$1] = $3; next }
        ($1 ~ /^[0-9]+$/) && ($1 in plain) { printf "%12d %12.1f %12.1f %6.2f\n", $1, plain[$1], $3, $3 / plain[$1] }' \
     "$O/bench-$coll-enc0.txt" "$O/bench-$coll-enc1.txt" | tee -a "$O/summary.txt"
 done
+if [ -f "$O/bench-allreduce-threads16-enc1.txt" ]; then
+  echo "== allreduce encrypted: GDR_ENCRYPT_THREADS default (us) vs 16 (us)" | tee -a "$O/summary.txt"
+  awk 'NR == FNR { if ($1 ~ /^[0-9]+$/) a[$1] = $3; next }
+       ($1 ~ /^[0-9]+$/) && ($1 in a) { printf "%12d %12.1f %12.1f\n", $1, a[$1], $3 }' \
+    "$O/bench-allreduce-enc1.txt" "$O/bench-allreduce-threads16-enc1.txt" | tee -a "$O/summary.txt"
+fi
 note "done, status $status"
 tar czf "$O/logs.tgz" -C "$O" $(cd "$O" && ls *.log *.txt 2>/dev/null)
 exit $status

@@ -81,21 +81,13 @@ void Communicator::throwIfFailed() const {
 }
 
 void Communicator::fail(gdrResult_t code, const std::string& text) noexcept {
-  if (markFailed(code, text)) notifyPeers(code, text);
-}
-
-bool Communicator::markFailed(gdrResult_t code, const std::string& text) noexcept {
   gdrResult_t expected = gdrSuccess;
   {
     std::lock_guard<std::mutex> g(mu_);
-    if (!asyncCode_.compare_exchange_strong(expected, code)) return false;
+    if (!asyncCode_.compare_exchange_strong(expected, code)) return;
     asyncText_ = text;
   }
   GDR_WARN(kInit, "rank %d: communicator failed: %s", rank_, text.c_str());
-  return true;
-}
-
-void Communicator::notifyPeers(gdrResult_t code, const std::string& text) noexcept {
   for (auto* ep : active_) ep->sendAbort(code, strprintf("rank %d: %s", rank_, text.c_str()));
   for (auto* ep : active_) ep->reset();
 }

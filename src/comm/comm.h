@@ -96,11 +96,6 @@ class Communicator {
   // Error state: set once by the first failure; every later call fails fast.
   void throwIfFailed() const;
   void fail(gdrResult_t code, const std::string& text) noexcept;
-  // fail() in two halves, for threads that must not touch the endpoints (a
-  // CUDA host function): the error state (true if this call set it), then,
-  // from a thread that may, the abort notices to the peers.
-  bool markFailed(gdrResult_t code, const std::string& text) noexcept;
-  void notifyPeers(gdrResult_t code, const std::string& text) noexcept;
   gdrResult_t asyncError() const { return asyncCode_.load(); }
   void abortAll() noexcept;
 

@@ -16,7 +16,6 @@
 
 #include "comm/p2p.h"
 #include "comm/staged_seal.h"
-#include "device/stream_wait.h"
 #include "progress/progress_engine.h"
 #include "security/aead.h"
 #endif
@@ -144,10 +143,7 @@ class StagedContext {
     const int64_t seg = param::getInt("GDR_STAGED_CHUNK_BYTES");
     if (seg <= 0) throw InvalidArgument("GDR_STAGED_CHUNK_BYTES must be positive");
     segBytes_ = static_cast<size_t>(seg);
-    const std::string wait = param::getString("GDR_STAGED_WAIT");
-    if (wait != "kernel" && wait != "stream")
-      throw InvalidArgument("GDR_STAGED_WAIT must be kernel or stream, not '" + wait + "'");
-    kernelWait_ = wait == "kernel";
+
     nwords_ = 2 * kRing + 2 * kCaptureWords;
     cudaOk(cudaHostAlloc(reinterpret_cast<void**>(&words_), nwords_ * sizeof(uint32_t),
                          cudaHostAllocMapped | cudaHostAllocPortable),
@@ -179,10 +175,6 @@ class StagedContext {
   }
 
   ~StagedContext() {
-    // The sealer's checks (host functions) push to the engine: let them all
-    // run first (the engine keeps running jobs meanwhile, each under its
-    // deadline, so the streams move on).
-    if (sealer_) cudaDeviceSynchronize();
     engine_.reset();  // runs what is queued (each under its deadline), joins
     sealer_.reset();
     if (lastOp_) cudaEventDestroy(lastOp_);
@@ -201,23 +193,16 @@ class StagedContext {
     cudaOk(cudaStreamIsCapturing(s, &cs), "cudaStreamIsCapturing");
     if (cs != cudaStreamCaptureStatusNone) return nullptr;  // see staged_seal.h
     std::lock_guard<std::mutex> g(mu_);
-    if (!sealer_)
-      sealer_ = std::make_unique<GpuSealer>(comm_, [this](gdrResult_t code, const std::string& text) {
-        // The error state at once; the abort notices from the progress
-        // thread (a job's release runs even when the engine has failed).
-        if (!comm_.markFailed(code, text)) return;
-        progress::Job j;
-        j.what = "abort notices after a forged row";
-        j.release = [this, code, text] { comm_.notifyPeers(code, text); };
-        engine_->push(std::move(j));
-      });
+    if (!sealer_) sealer_ = std::make_unique<GpuSealer>(comm_);
     return sealer_.get();
   }
 
   void enqueue(std::shared_ptr<Plan> plan, cudaStream_t s);
 
   // Host side of one operation, on the progress thread.
-  void hostRun(const Plan& plan, SlotSet& slots, size_t ready, size_t result, uint32_t base, const Deadline& d);
+  // `log`: the opens of a sealed operation, checked at its end (else null).
+  void hostRun(const Plan& plan, SlotSet& slots, size_t ready, size_t result, uint32_t base, const Deadline& d,
+               const staged::OpenLog* log = nullptr);
   void store(size_t w, uint32_t v) { __atomic_store_n(&words_[w], v, __ATOMIC_RELEASE); }
   uint32_t load(size_t w) const { return __atomic_load_n(&words_[w], __ATOMIC_ACQUIRE); }
 
@@ -230,8 +215,8 @@ class StagedContext {
     return slots_.back();
   }
   // The stream side of one operation (see the class comment).
-  void issue(const Plan& plan, SlotSet& slots, GpuSealer* sealer, size_t ready, size_t result, uint32_t base,
-             cudaStream_t s);
+  void issue(const Plan& plan, SlotSet& slots, GpuSealer* sealer, staged::OpenLog* log, size_t ready, size_t result,
+             uint32_t base, cudaStream_t s);
   CUdeviceptr wordAt(size_t w) const { return wordsDev_ + w * sizeof(uint32_t); }
 
   Communicator& comm_;
@@ -245,7 +230,6 @@ class StagedContext {
   std::mutex enqueueMu_;
   std::mutex mu_;
   std::vector<std::shared_ptr<SlotSet>> slots_;
-  bool kernelWait_ = true;  // GDR_STAGED_WAIT
   bool sealing_ = false;
   std::unique_ptr<GpuSealer> sealer_;
   // The last operation's end on its stream: the next one, on another
@@ -298,16 +282,20 @@ char* hostBuf(const Copy2D& c, SlotSet& slots, size_t sl) { return c.hostIn ? sl
 bool reached(uint32_t v, uint32_t want) { return static_cast<int32_t>(v - want) >= 0; }
 
 void StagedContext::hostRun(const Plan& plan, SlotSet& slots, size_t ready, size_t result, uint32_t base,
-                            const Deadline& d) {
-  for (size_t k = 0; k < plan.segments(); ++k) {
-    const uint32_t want = base + static_cast<uint32_t>(k) + 1;
+                            const Deadline& d, const staged::OpenLog* log) {
+  auto waitReady = [&](uint32_t want, const char* what, size_t k) {
     progress::pollUntil([&] { return reached(load(ready), want); }, d,
                         [&] {
-                          return strprintf("for the device-to-host copy of segment %zu of %s (queued on the caller's "
-                                           "stream: work before it may not have finished)",
-                                           k, plan.what().c_str());
+                          return strprintf("for the %s of segment %zu of %s (queued on the caller's stream: work "
+                                           "before it may not have finished)",
+                                           what, k, plan.what().c_str());
                         },
                         [this] { return comm_.asyncError(); });
+  };
+  const size_t nseg = plan.segments();
+  for (size_t k = 0; k < nseg; ++k) {
+    const uint32_t want = base + static_cast<uint32_t>(k) + 1;
+    waitReady(want, "device-to-host copy", k);
     const size_t sl = k % kSlots;
     Segment seg = plan.segment(k);
     if (plan.sealed() && !seg.toHost.empty() && seg.toHost[0].seal.on && security::testing::takeCorruptRequest())
@@ -315,12 +303,26 @@ void StagedContext::hostRun(const Plan& plan, SlotSet& slots, size_t ready, size
     seg.host(slots.in[sl], slots.out[sl]);
     store(result, want);
   }
+  if (log) {
+    // The stream is past every open (the log is complete: the stream wrote
+    // this value after all of them were queued): check them before it may
+    // go on. Every sealed operation does this, opens or not, so both sides
+    // agree without reading the log early.
+    const uint32_t want = base + static_cast<uint32_t>(nseg) + 1;
+    waitReady(want, "GPU opens", nseg - 1);
+    std::string forged = sealer_->verify(*log);
+    if (!forged.empty()) throw Error(gdrRemoteError, forged);
+    store(result, want);
+  }
 }
 
-void StagedContext::issue(const Plan& plan, SlotSet& slots, GpuSealer* sealer, size_t ready, size_t result,
-                          uint32_t base, cudaStream_t s) {
+void StagedContext::issue(const Plan& plan, SlotSet& slots, GpuSealer* sealer, staged::OpenLog* log, size_t ready,
+                          size_t result, uint32_t base, cudaStream_t s) {
   const size_t nseg = plan.segments();
   auto cs = reinterpret_cast<CUstream>(s);
+  auto waitFor = [&](size_t word, uint32_t want) {
+    cuOk(driver().waitValue32(cs, wordAt(word), want, CU_STREAM_WAIT_VALUE_GEQ), "cuStreamWaitValue32");
+  };
   auto toHost = [&](size_t k) {
     const size_t sl = k % kSlots;
     for (Copy2D c : plan.segment(k).toHost) {
@@ -332,22 +334,18 @@ void StagedContext::issue(const Plan& plan, SlotSet& slots, GpuSealer* sealer, s
   };
   for (size_t k = 0; k < std::min(kSlots, nseg); ++k) toHost(k);
   for (size_t k = 0; k < nseg; ++k) {
-    const uint32_t want = base + static_cast<uint32_t>(k) + 1;
-    if (kernelWait_)
-      cudaOk(device::launchWaitGeq(reinterpret_cast<const uint32_t*>(wordAt(result)), want, s), "stream wait kernel");
-    else
-      cuOk(driver().waitValue32(cs, wordAt(result), want, CU_STREAM_WAIT_VALUE_GEQ), "cuStreamWaitValue32");
+    waitFor(result, base + static_cast<uint32_t>(k) + 1);
     const size_t sl = k % kSlots;
-    bool opened = false;
     for (const Copy2D& c : plan.segment(k).toDevice) {
       copy2D(c, hostBuf(c, slots, sl), false, s);
-      if (c.seal.on) {
-        sealer->open(c, hostBuf(c, slots, sl), sl, s);
-        opened = true;
-      }
+      if (c.seal.on) sealer->open(c, hostBuf(c, slots, sl), *log, s);
     }
-    if (opened) sealer->check(sl, s);
     if (k + kSlots < nseg) toHost(k + kSlots);
+  }
+  if (log) {  // the progress thread checks the opens (hostRun)
+    const uint32_t fin = base + static_cast<uint32_t>(nseg) + 1;
+    cuOk(driver().writeValue32(cs, wordAt(ready), fin, CU_STREAM_WRITE_VALUE_DEFAULT), "cuStreamWriteValue32");
+    waitFor(result, fin);
   }
 }
 
@@ -387,7 +385,7 @@ void StagedContext::enqueue(std::shared_ptr<Plan> plan, cudaStream_t s) {
       captured_.push_back(cap);
     }
     cudaOk(cudaLaunchHostFunc(s, &Captured::push, cap.get()), "cudaLaunchHostFunc");
-    issue(*plan, *slots, sealer, cap->ready, cap->result, 0, s);
+    issue(*plan, *slots, nullptr, nullptr, cap->ready, cap->result, 0, s);
     return;
   }
   // Ticket order, value order, job order and stream order agree.
@@ -398,20 +396,25 @@ void StagedContext::enqueue(std::shared_ptr<Plan> plan, cudaStream_t s) {
   const uint32_t base = base_;
   base_ += static_cast<uint32_t>(nseg) + 1;
   const size_t ready = 2 * t.slot, result = 2 * t.slot + 1;
-  const uint32_t last = base + static_cast<uint32_t>(nseg);
+  // The values the stream may wait for end at base + nseg + 1 (the check of
+  // a sealed operation's opens); a failed job releases them all.
+  const uint32_t last = base + static_cast<uint32_t>(nseg) + 1;
+  std::shared_ptr<staged::OpenLog> log = sealer ? std::make_shared<staged::OpenLog>() : nullptr;
   engine_->store(t.startWord(), t.seq);  // the job starts at once: it waits for the ready word itself
   auto finished = std::make_shared<bool>(false);
   engine_->submit(
       t, plan->what(),
-      [this, plan, slots, ready, result, base, finished](const Deadline& d) {
-        hostRun(*plan, *slots, ready, result, base, d);
+      [this, plan, slots, ready, result, base, finished, log](const Deadline& d) {
+        hostRun(*plan, *slots, ready, result, base, d, log.get());
         *finished = true;
       },
-      [this, result, last, finished] {
-        if (!*finished) store(result, last);
+      [this, result, last, finished, log] {
+        if (*finished) return;
+        if (log) sealer_->release(*log);
+        store(result, last);
       });
   failing([&] {
-    issue(*plan, *slots, sealer, ready, result, base, s);
+    issue(*plan, *slots, sealer, log.get(), ready, result, base, s);
     cudaOk(cudaEventRecord(lastOp_, s), "cudaEventRecord");
   });
   lastStream_ = s;

@@ -5,7 +5,10 @@
 #include <cuda_runtime_api.h>
 
 #include <cstring>
+#include <atomic>
+#include <chrono>
 #include <mutex>
+#include <thread>
 
 #include "core/error.h"
 #include "core/log.h"
@@ -25,49 +28,32 @@ void ok(cudaError_t rc, const char* what) {
   }
 }
 
-// A row whose open is queued: its status word and whose data it was.
-struct OpenedRow {
-  const uint32_t* status;
-  int origin;
-};
-
-struct CheckJob {
-  const GpuSealer::ForgedFn* onForged;
-  std::vector<OpenedRow> rows;
-  static void CUDART_CB run(void* p) {
-    std::unique_ptr<CheckJob> j(static_cast<CheckJob*>(p));
-    for (const OpenedRow& r : j->rows) {
-      uint32_t st = __atomic_load_n(r.status, __ATOMIC_ACQUIRE);
-      if (st == security::kGcmAuthentic) continue;
-      std::string text = strprintf(
-          "data from rank %d failed authentication on the GPU (AES-GCM tag mismatch: altered or corrupted in "
-          "transit%s); it was not delivered (zeros written in its place)",
-          r.origin, st == security::kGcmForged ? "" : ", or its check never ran");
-      (*j->onForged)(gdrRemoteError, text);
-      return;
-    }
-  }
-};
+constexpr size_t kStatusWords = size_t{1} << 20;  // the status ring (4 MiB, host-mapped)
 
 }  // namespace
 
 struct GpuSealer::Impl {
   Communicator& comm;
-  ForgedFn onForged;
   std::mutex mu;
   std::vector<std::unique_ptr<security::GpuGcmKey>> keys;  // by origin rank
   security::GpuGcmScratch scratch;  // staged operations of a communicator are serialised
   uint32_t collSeq = 0;
   std::vector<uint32_t> sendSeq, recvSeq;
-  // per slot: device scratch the rows are sealed into, and mapped status words
+  // per slot: device scratch the rows are sealed into
   char* dev[kMaxSlots] = {};
   size_t devBytes[kMaxSlots] = {};
-  uint32_t* status[kMaxSlots] = {};
-  size_t statusCap[kMaxSlots] = {};
-  std::vector<OpenedRow> opened[kMaxSlots];
-  std::vector<void*> retiredDev, retiredHost;  // outgrown; an operation in flight may still use them
+  std::vector<void*> retiredDev;  // outgrown; an operation in flight may still use them
+  // Status words: a ring of host-mapped words; position p is word p % size.
+  // Taken in queue order, given back in the same order once checked.
+  uint32_t* status = nullptr;
+  uint64_t nextStatus = 0;
+  std::atomic<uint64_t> checkedUpTo{0};
 
-  Impl(Communicator& c, ForgedFn f) : comm(c), onForged(std::move(f)), keys(c.size()), sendSeq(c.size()), recvSeq(c.size()) {}
+  explicit Impl(Communicator& c) : comm(c), keys(c.size()), sendSeq(c.size()), recvSeq(c.size()) {
+    ok(cudaHostAlloc(reinterpret_cast<void**>(&status), kStatusWords * sizeof(uint32_t),
+                     cudaHostAllocMapped | cudaHostAllocPortable),
+       "cudaHostAlloc (sealing status words)");
+  }
 
   const security::GpuGcmKey& key(int origin) {
     if (origin < 0 || origin >= comm.size()) throw Error(gdrInternalError, strprintf("sealed row of rank %d", origin));
@@ -97,42 +83,36 @@ struct GpuSealer::Impl {
     return dev[slot];
   }
 
-  // A fresh status word for a row of `slot`'s segment (words are reused from
-  // the next segment of the slot on, which comes after this one's check).
-  uint32_t* statusWord(size_t slot) {
-    if (statusNext[slot] == statusCap[slot]) {
-      // Rows of this segment already point into the old block: keep it.
-      if (status[slot]) retiredHost.push_back(status[slot]);
-      size_t cap = std::max<size_t>(64, 2 * statusCap[slot]);
-      status[slot] = nullptr;
-      statusCap[slot] = statusNext[slot] = 0;
-      ok(cudaHostAlloc(reinterpret_cast<void**>(&status[slot]), cap * sizeof(uint32_t),
-                       cudaHostAllocMapped | cudaHostAllocPortable),
-         "cudaHostAlloc (sealing status words)");
-      statusCap[slot] = cap;
+  // The next status word, once the ring has room (older operations checked).
+  uint32_t* takeStatus() {
+    const uint64_t pos = nextStatus++;
+    if (pos - checkedUpTo.load(std::memory_order_acquire) >= kStatusWords) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(comm.config().timeoutMs);
+      while (pos - checkedUpTo.load(std::memory_order_acquire) >= kStatusWords) {
+        if (std::chrono::steady_clock::now() >= until)
+          throw TimeoutError("timed out waiting for earlier sealed device operations to be checked (GDR_TIMEOUT_MS)");
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
     }
-    // Not initialised from here: this runs when the operation is queued,
-    // while the stream may still be using the word for an earlier segment.
-    // The open writes it before the check (stream order) reads it.
-    return status[slot] + statusNext[slot]++;
+    // Written here, before the open that sets it is queued: no operation
+    // still using this word is unchecked (see the wait above).
+    uint32_t* w = status + pos % kStatusWords;
+    *w = security::kGcmPending;
+    return w;
   }
-  size_t statusNext[kMaxSlots] = {};
 };
 
-GpuSealer::GpuSealer(Communicator& comm, ForgedFn onForged)
-    : impl_(std::make_unique<Impl>(comm, std::move(onForged))) {
+GpuSealer::GpuSealer(Communicator& comm) : impl_(std::make_unique<Impl>(comm)) {
   GDR_INFO(kNet, "GDR_ENCRYPT: device buffers of data-movement operations between hosts are sealed on the GPU");
 }
 
 GpuSealer::~GpuSealer() {
-  cudaDeviceSynchronize();  // host functions in flight use this object's words
+  cudaDeviceSynchronize();  // kernels in flight use the scratch and the words
   cudaGetLastError();
-  for (size_t i = 0; i < kMaxSlots; ++i) {
+  for (size_t i = 0; i < kMaxSlots; ++i)
     if (impl_->dev[i]) cudaFree(impl_->dev[i]);
-    if (impl_->status[i]) cudaFreeHost(impl_->status[i]);
-  }
   for (void* p : impl_->retiredDev) cudaFree(p);
-  for (void* p : impl_->retiredHost) cudaFreeHost(p);
+  if (impl_->status) cudaFreeHost(impl_->status);
 }
 
 uint32_t GpuSealer::nextCollectiveSeq() {
@@ -164,30 +144,42 @@ void GpuSealer::seal(Copy2D& c, char* host, size_t slot, size_t slotBytes, void*
   c.devPitch = c.hostPitch;
 }
 
-void GpuSealer::open(const Copy2D& c, const char* host, size_t slot, void* stream) {
-  if (slot >= kMaxSlots) throw Error(gdrInternalError, "sealing: slot index out of range");
+void GpuSealer::open(const Copy2D& c, const char* host, OpenLog& log, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
   for (size_t r = 0; r < c.rows; ++r) {
     uint8_t iv[12];
     security::sealNonce(c.seal.id(r), iv);
     const int origin = c.seal.originOf(r);
     const auto* tag = reinterpret_cast<const uint8_t*>(host + c.hostOff + r * c.hostPitch + c.width);
-    uint32_t* st = impl_->statusWord(slot);
+    uint32_t* st = impl_->takeStatus();
     char* row = c.dev + r * c.devPitch;
     ok(security::gpuAesGcmOpen(impl_->key(origin), iv, nullptr, 0, row, row, c.width, tag, impl_->scratch, st, s),
        "AES-GCM open kernel");
-    impl_->opened[slot].push_back({st, origin});
+    log.rows.push_back({st, origin});
+    log.end.store(impl_->nextStatus, std::memory_order_release);  // read by the progress thread only after the stream passed the opens
   }
 }
 
-void GpuSealer::check(size_t slot, void* stream) {
-  if (slot >= kMaxSlots || impl_->opened[slot].empty()) return;
-  auto job = std::make_unique<CheckJob>();
-  job->onForged = &impl_->onForged;
-  job->rows.swap(impl_->opened[slot]);
-  impl_->statusNext[slot] = 0;
-  ok(cudaLaunchHostFunc(static_cast<cudaStream_t>(stream), &CheckJob::run, job.get()), "cudaLaunchHostFunc");
-  job.release();
+std::string GpuSealer::verify(const OpenLog& log) {
+  std::string text;
+  for (const OpenLog::Row& r : log.rows) {
+    const uint32_t st = __atomic_load_n(r.status, __ATOMIC_ACQUIRE);
+    if (st == security::kGcmAuthentic) continue;
+    text = strprintf(
+        "data from rank %d failed authentication on the GPU (AES-GCM tag mismatch: altered or corrupted in "
+        "transit%s); it was not delivered (zeros written in its place)",
+        r.origin, st == security::kGcmForged ? "" : ", or its check never ran");
+    break;
+  }
+  release(log);
+  return text;
+}
+
+void GpuSealer::release(const OpenLog& log) {
+  const uint64_t end = log.end.load(std::memory_order_acquire);
+  uint64_t cur = impl_->checkedUpTo.load(std::memory_order_relaxed);
+  while (end > cur && !impl_->checkedUpTo.compare_exchange_weak(cur, end, std::memory_order_release)) {
+  }
 }
 
 }  // namespace gdr::staged

@@ -102,9 +102,6 @@ const std::vector<Info> kParams = {
     {"GDR_HELPER_AFFINITY", Type::String, "auto",
      "auto: a helper thread (staged-path progress, crypto workers) of a process bound to one CPU runs on any "
      "CPU of the process's cpuset, so it does not take turns with the caller's thread; inherit: keep the binding."},
-    {"GDR_STAGED_WAIT", Type::String, "kernel",
-     "How the caller's stream waits for the staged path's host work: kernel (a one-thread polling "
-     "kernel) or stream (cuStreamWaitValue32, which showed a ~4 ms quantum per wait on the H200 machine)."},
     // security (issue 8): authenticated connections, encryption between hosts
     {"GDR_AUTH_KEY_FILE", Type::String, "",
      "Read the job's secret from this file (mode 600, at least 16 bytes; every rank needs it) instead of "
