@@ -38,6 +38,19 @@ grep -m5 -E "element|error" "$O/gpu-test-np2.log"
 [ $r -ne 0 ] && status=$r
 fi
 
+# The staged path's own checks (caller not blocked, order, a peer that
+# never joins releases the stream), against this build.
+if nvcc -O2 -arch=sm_90 -ccbin mpicxx -Iinclude scripts/gpu/staged_check.cu -o "$B/bin/gdr-staged-check" \
+     -L"$B/lib" -lgdrcoll -Xlinker -rpath -Xlinker "$PWD/$B/lib" >>"$O/build.log" 2>&1; then
+  timeout 120 $MPI 2 "$B/bin/gdr-staged-check" >"$O/staged-check.log" 2>&1
+  r=$?
+  note "staged checks np=2 rc=$r"
+  grep -E "rank|staged checks" "$O/staged-check.log" | head -20 | tee -a "$O/summary.txt"
+  [ $r -ne 0 ] && status=$r
+else
+  note "staged_check build failed"
+fi
+
 bench() {  # name, env..., -- bench args...
   local name=$1; shift
   local envs=()
