@@ -109,10 +109,10 @@ const std::vector<Info> kParams = {
     {"GDR_AUTH_TIMEOUT_MS", Type::Int, "10000",
      "How long a listening rank waits for a connecting peer to finish authenticating before refusing it."},
     {"GDR_ENCRYPT", Type::Bool, "0",
-     "Encrypt and authenticate socket-transport traffic (AES-256-GCM, per-connection keys); must be the "
-     "same on every rank."},
+     "Encrypt and authenticate traffic between hosts (AES-256-GCM): socket and verbs transports on the "
+     "CPU, device buffers of data-movement operations on the GPU; must be the same on every rank."},
     {"GDR_ENCRYPT_THREADS", Type::Int, "-1",
-     "Worker threads per process sealing and opening GDR_ENCRYPT records of large socket transfers, "
+     "Worker threads per process sealing and opening GDR_ENCRYPT records and chunks of large socket and verbs transfers, "
      "pipelined with the transfer; 0 does it on the progress thread; -1: half the cores, at most 4."},
     // compat (issue 6): libnccl.so.2 and the PMPI layer (docs/compat.md)
     {"GDR_PMPI", Type::Bool, "1",
