@@ -94,7 +94,9 @@ TEST(IbChunkCrypto, SealedChunkOpensOnlyUnderItsHeaderSequenceAndKey) {
 
     std::vector<uint8_t> got = wire;
     ASSERT_TRUE(openChunk(k.b.recv, seq, h, got.data())) << len;
-    EXPECT_EQ(0, std::memcmp(got.data(), plain.data(), len));
+    if (len) {  // an empty vector's data() may be null
+      EXPECT_EQ(0, std::memcmp(got.data(), plain.data(), len));
+    }
 
     // Another sequence number (a replayed or moved chunk), the other
     // direction's key, any header field changed: refused, payload zeroed.
@@ -221,8 +223,9 @@ TEST(IbChunkCipher, PipelineDeliversEveryChunkAndRefusesAFlippedOne) {
         refused = true;
         break;
       }
-      ASSERT_EQ(0, std::memcmp(slot + sizeof(ChunkHdr), p.data(), p.size()))
-          << "chunk " << delivered;
+      if (!p.empty()) {  // an empty vector's data() may be null
+        ASSERT_EQ(0, std::memcmp(slot + sizeof(ChunkHdr), p.data(), p.size())) << "chunk " << delivered;
+      }
       ++delivered;
     }
   }
