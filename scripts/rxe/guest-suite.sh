@@ -42,7 +42,7 @@ fi
 # GDR_ENCRYPT=1 over verbs (issue 8): every chunk AES-256-GCM sealed; the
 # driver checks the data and that the ib endpoints really are encrypted.
 step enc_colls_2qp 300 env GDR_ENCRYPT=1 GDR_IB_QPS_PER_PEER=2 $R 2 280 $T colls
-step enc_tamper 60 env GDR_ENCRYPT=1 $R 2 50 $T tamper
+step enc_tamper 60 env GDR_ENCRYPT=1 GDR_TIMEOUT_MS=20000 $R 2 50 $T tamper
 step enc_presealed 60 env GDR_ENCRYPT=1 $R 2 50 $T presealed
 # All-reduce bandwidth, plain then encrypted, in this boot (informational:
 # TCG emulates the CPU, so the crypto is CPU-bound and far slower than on a

@@ -143,7 +143,6 @@ class StagedContext {
     const int64_t seg = param::getInt("GDR_STAGED_CHUNK_BYTES");
     if (seg <= 0) throw InvalidArgument("GDR_STAGED_CHUNK_BYTES must be positive");
     segBytes_ = static_cast<size_t>(seg);
-
     nwords_ = 2 * kRing + 2 * kCaptureWords;
     cudaOk(cudaHostAlloc(reinterpret_cast<void**>(&words_), nwords_ * sizeof(uint32_t),
                          cudaHostAllocMapped | cudaHostAllocPortable),

@@ -418,6 +418,17 @@ int runTamper(gdrComm_t comm) {
   const char* text = gdrGetLastError(comm);
   std::printf("[rank %d] tamper: %s: %s\n", gRank, gdrGetErrorString(r), text);
   bool ok = true;
+  if (gRank == 0 && r == gdrSuccess) {
+    // Rank 0's send completes locally before rank 1 has looked at the chunk:
+    // an abort from here now could reach rank 1 first. Wait for rank 1's
+    // failure notice instead (a receive that never matches; bounded by
+    // GDR_TIMEOUT_MS), then abort.
+    int32_t none = 0;
+    gdrResult_t r2 = gdrRecv(&none, 1, gdrInt32, 1, comm, nullptr);
+    const char* why = gdrGetLastError(comm);
+    std::printf("[rank 0] tamper: rank 1's notice: %s: %s\n", gdrGetErrorString(r2), why);
+    ok = r2 != gdrSuccess && std::strstr(why, "failed authentication");
+  }
   if (gRank == 1) {
     ok = r == gdrRemoteError && std::strstr(text, "failed authentication") &&
          std::strstr(text, "rank 0") && std::strstr(text, "not delivered");
