@@ -8,7 +8,6 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "collectives/reduce_host.h"
 #include "gdrcoll.h"
 #include "gdrcoll_mpi.h"
 #include "gpu_kernels.h"
+#include "gpu_values.h"
 #include "security/aead.h"
 
 #if GDR_TEST_NCCL
@@ -50,53 +49,9 @@ std::mt19937_64 gRng;
     }                                                                                               \
   } while (0)
 
-size_t tsize(gdrDataType_t t) { return gdr::coll::typeSize(t); }
-bool isFloat(gdrDataType_t t) { return t >= gdrFloat16; }
+size_t tsize(gdrDataType_t t) { return gdrtest::typeBytes(t); }
 
-double asDouble(gdrDataType_t t, const char* p) {
-  switch (t) {
-    case gdrInt8: return *reinterpret_cast<const int8_t*>(p);
-    case gdrUint8: return *reinterpret_cast<const uint8_t*>(p);
-    case gdrInt32: return *reinterpret_cast<const int32_t*>(p);
-    case gdrUint32: return *reinterpret_cast<const uint32_t*>(p);
-    case gdrInt64: return static_cast<double>(*reinterpret_cast<const int64_t*>(p));
-    case gdrUint64: return static_cast<double>(*reinterpret_cast<const uint64_t*>(p));
-    case gdrFloat16: return gdr::coll::halfToFloat(*reinterpret_cast<const uint16_t*>(p));
-    case gdrBfloat16: return gdr::coll::bf16ToFloat(*reinterpret_cast<const uint16_t*>(p));
-    case gdrFloat32: return *reinterpret_cast<const float*>(p);
-    case gdrFloat64: return *reinterpret_cast<const double*>(p);
-    case gdrFloat8e4m3: return gdr::coll::fp8e4m3ToFloat(*reinterpret_cast<const uint8_t*>(p));
-    case gdrFloat8e5m2: return gdr::coll::fp8e5m2ToFloat(*reinterpret_cast<const uint8_t*>(p));
-    default: return 0;
-  }
-}
-
-// Random values that keep products and sums of a few ranks representable.
-void fillRandom(std::vector<char>& buf, gdrDataType_t t, size_t count) {
-  buf.resize(count * tsize(t));
-  std::uniform_int_distribution<int> small(-20, 20);
-  std::uniform_real_distribution<float> real(0.5f, 2.0f);
-  for (size_t i = 0; i < count; ++i) {
-    char* p = buf.data() + i * tsize(t);
-    const int v = small(gRng);
-    const float f = real(gRng) * (small(gRng) < 0 ? -1.f : 1.f);
-    switch (t) {
-      case gdrInt8: *reinterpret_cast<int8_t*>(p) = static_cast<int8_t>(v); break;
-      case gdrUint8: *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(v + 20); break;
-      case gdrInt32: *reinterpret_cast<int32_t*>(p) = v * 1000; break;
-      case gdrUint32: *reinterpret_cast<uint32_t*>(p) = static_cast<uint32_t>(v + 20) * 1000; break;
-      case gdrInt64: *reinterpret_cast<int64_t*>(p) = int64_t{v} << 33; break;
-      case gdrUint64: *reinterpret_cast<uint64_t*>(p) = static_cast<uint64_t>(v + 20) << 33; break;
-      case gdrFloat16: *reinterpret_cast<uint16_t*>(p) = gdr::coll::floatToHalf(f); break;
-      case gdrBfloat16: *reinterpret_cast<uint16_t*>(p) = gdr::coll::floatToBf16(f); break;
-      case gdrFloat32: *reinterpret_cast<float*>(p) = f; break;
-      case gdrFloat64: *reinterpret_cast<double*>(p) = f * 1.000000001; break;
-      case gdrFloat8e4m3: *reinterpret_cast<uint8_t*>(p) = gdr::coll::floatToFp8e4m3(f); break;
-      case gdrFloat8e5m2: *reinterpret_cast<uint8_t*>(p) = gdr::coll::floatToFp8e5m2(f); break;
-      default: break;
-    }
-  }
-}
+void fillRandom(std::vector<char>& buf, gdrDataType_t t, size_t count) { buf = gdrtest::randomValues(t, count, gRng); }
 
 // Every rank's buffer of `bytes` (same size everywhere).
 std::vector<char> gatherAll(const std::vector<char>& mine) {
@@ -109,38 +64,15 @@ std::vector<char> gatherAll(const std::vector<char>& mine) {
 // ref = op over ranks (in rank order) of all[r][off, off + count).
 std::vector<char> reduceRef(const std::vector<char>& all, size_t rankBytes, size_t offBytes, size_t count,
                             gdrDataType_t t, gdrRedOp_t op) {
-  std::vector<char> ref(all.begin() + offBytes, all.begin() + offBytes + count * tsize(t));
-  auto fn = gdr::coll::hostReduceFn(t, op);
-  for (int r = 1; r < gSize; ++r) fn(ref.data(), ref.data(), all.data() + r * rankBytes + offBytes, count);
-  if (op == gdrAvg) gdr::coll::hostDivide(ref.data(), count, t, gSize);
-  return ref;
+  std::vector<const char*> src;
+  for (int r = 0; r < gSize; ++r) src.push_back(all.data() + r * rankBytes + offBytes);
+  return gdrtest::reduceRef(src, count, t, op);
 }
 
 void check(const char* what, gdrDataType_t t, gdrRedOp_t op, size_t count, bool inPlace, const char* got,
            const char* want, size_t n) {
   ++gChecks;
-  const size_t eb = tsize(t);
-  // fp16/bf16/fp8: the device rounds once, the host reference after each
-  // step (fp8: one unit in the last place, relative).
-  const double tol = t == gdrFloat16 ? 4e-3 : t == gdrBfloat16 ? 2e-2 : t == gdrFloat32 ? 1e-6
-                     : t == gdrFloat8e4m3 ? 0.0625 : t == gdrFloat8e5m2 ? 0.125 : 1e-12;
-  long bad = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const char* g = got + i * eb;
-    const char* w = want + i * eb;
-    bool ok;
-    if (isFloat(t)) {
-      const double a = asDouble(t, g), b = asDouble(t, w);
-      ok = std::fabs(a - b) <= tol * std::max(1.0, std::fabs(b)) * (gSize + 1);
-    } else {
-      ok = std::memcmp(g, w, eb) == 0;
-    }
-    if (!ok && bad++ < 3)
-      std::fprintf(stderr, "rank %d: %s %s %s count %zu%s: element %zu is %g, expected %g\n", gRank, what,
-                   gdr::coll::typeName(t), gdr::coll::opName(op), count, inPlace ? " in-place" : "", i,
-                   asDouble(t, g), asDouble(t, w));
-  }
-  if (bad) ++gFailures;
+  if (gdrtest::mismatches(what, gRank, gSize, t, op, count, inPlace, got, want, n)) ++gFailures;
 }
 
 struct DevBuf {

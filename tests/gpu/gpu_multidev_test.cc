@@ -9,7 +9,6 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "collectives/reduce_host.h"
 #include "gdrcoll.h"
 #include "gpu_kernels.h"
+#include "gpu_values.h"
 
 namespace {
 
@@ -49,80 +48,22 @@ std::vector<cudaStream_t> gStreams;
     }                                                                                                     \
   } while (0)
 
-size_t tsize(gdrDataType_t t) { return gdr::coll::typeSize(t); }
-bool isFloat(gdrDataType_t t) { return t >= gdrFloat16 && t <= gdrFloat64; }
+size_t tsize(gdrDataType_t t) { return gdrtest::typeBytes(t); }
 
-double asDouble(gdrDataType_t t, const char* p) {
-  switch (t) {
-    case gdrInt8: return *reinterpret_cast<const int8_t*>(p);
-    case gdrUint8: return *reinterpret_cast<const uint8_t*>(p);
-    case gdrInt32: return *reinterpret_cast<const int32_t*>(p);
-    case gdrUint32: return *reinterpret_cast<const uint32_t*>(p);
-    case gdrInt64: return static_cast<double>(*reinterpret_cast<const int64_t*>(p));
-    case gdrUint64: return static_cast<double>(*reinterpret_cast<const uint64_t*>(p));
-    case gdrFloat16: return gdr::coll::halfToFloat(*reinterpret_cast<const uint16_t*>(p));
-    case gdrBfloat16: return gdr::coll::bf16ToFloat(*reinterpret_cast<const uint16_t*>(p));
-    case gdrFloat32: return *reinterpret_cast<const float*>(p);
-    case gdrFloat64: return *reinterpret_cast<const double*>(p);
-    default: return 0;
-  }
-}
-
-// Values that keep products and sums of a few ranks representable.
-std::vector<char> randomInput(gdrDataType_t t, size_t count) {
-  std::vector<char> buf(count * tsize(t));
-  std::uniform_int_distribution<int> small(-20, 20);
-  std::uniform_real_distribution<float> real(0.5f, 2.0f);
-  for (size_t i = 0; i < count; ++i) {
-    char* p = buf.data() + i * tsize(t);
-    const int v = small(gRng);
-    const float f = real(gRng) * (small(gRng) < 0 ? -1.f : 1.f);
-    switch (t) {
-      case gdrInt8: *reinterpret_cast<int8_t*>(p) = static_cast<int8_t>(v); break;
-      case gdrUint8: *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(v + 20); break;
-      case gdrInt32: *reinterpret_cast<int32_t*>(p) = v * 1000; break;
-      case gdrUint32: *reinterpret_cast<uint32_t*>(p) = static_cast<uint32_t>(v + 20) * 1000; break;
-      case gdrInt64: *reinterpret_cast<int64_t*>(p) = int64_t{v} << 33; break;
-      case gdrUint64: *reinterpret_cast<uint64_t*>(p) = static_cast<uint64_t>(v + 20) << 33; break;
-      case gdrFloat16: *reinterpret_cast<uint16_t*>(p) = gdr::coll::floatToHalf(f); break;
-      case gdrBfloat16: *reinterpret_cast<uint16_t*>(p) = gdr::coll::floatToBf16(f); break;
-      case gdrFloat32: *reinterpret_cast<float*>(p) = f; break;
-      case gdrFloat64: *reinterpret_cast<double*>(p) = f * 1.000000001; break;
-      default: break;
-    }
-  }
-  return buf;
-}
+std::vector<char> randomInput(gdrDataType_t t, size_t count) { return gdrtest::randomValues(t, count, gRng); }
 
 // op over ranks (in rank order) of in[r][off, off + count).
 std::vector<char> reduceRef(const std::vector<std::vector<char>>& in, size_t offBytes, size_t count, gdrDataType_t t,
                             gdrRedOp_t op) {
-  std::vector<char> ref(in[0].begin() + offBytes, in[0].begin() + offBytes + count * tsize(t));
-  auto fn = gdr::coll::hostReduceFn(t, op);
-  for (int r = 1; r < gN; ++r) fn(ref.data(), ref.data(), in[r].data() + offBytes, count);
-  if (op == gdrAvg) gdr::coll::hostDivide(ref.data(), count, t, gN);
-  return ref;
+  std::vector<const char*> src;
+  for (int r = 0; r < gN; ++r) src.push_back(in[r].data() + offBytes);
+  return gdrtest::reduceRef(src, count, t, op);
 }
 
 void check(const std::string& what, int rank, gdrDataType_t t, gdrRedOp_t op, size_t count, bool inPlace,
            const char* got, const char* want, size_t n) {
   ++gChecks;
-  const size_t eb = tsize(t);
-  // fp16/bf16: the device rounds once, the host reference after each step.
-  const double tol = t == gdrFloat16 ? 4e-3 : t == gdrBfloat16 ? 2e-2 : t == gdrFloat32 ? 1e-6 : 1e-12;
-  long bad = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const char* g = got + i * eb;
-    const char* w = want + i * eb;
-    const bool ok = isFloat(t) ? std::fabs(asDouble(t, g) - asDouble(t, w)) <=
-                                     tol * std::max(1.0, std::fabs(asDouble(t, w))) * (gN + 1)
-                               : std::memcmp(g, w, eb) == 0;
-    if (!ok && bad++ < 3)
-      std::fprintf(stderr, "rank %d: %s %s %s count %zu%s: element %zu is %g, expected %g\n", rank, what.c_str(),
-                   gdr::coll::typeName(t), gdr::coll::opName(op), count, inPlace ? " in-place" : "", i,
-                   asDouble(t, g), asDouble(t, w));
-  }
-  if (bad) ++gFailures;
+  if (gdrtest::mismatches(what.c_str(), rank, gN, t, op, count, inPlace, got, want, n)) ++gFailures;
 }
 
 // A buffer on rank r's GPU.

@@ -5,8 +5,8 @@
 // multi-segment all-reduce / all-gather / send-recv at a tiny segment size;
 // and a rank that never joins makes the other's stream come free with
 // gdrCommGetAsyncError = gdrTimeout instead of hanging.
-// Built and run by scripts/gpu/staged.sh (mpirun -np 2).
-#include <cuda_runtime_api.h>
+// CTest gpu_staged_check (mpirun -np 2); also run by scripts/gpu/staged.sh and sealed.sh.
+#include <cuda_runtime.h>  // the typed cudaMalloc overloads
 #include <mpi.h>
 
 #include <cstdio>
@@ -15,6 +15,7 @@
 
 #include "gdrcoll.h"
 #include "gdrcoll_mpi.h"
+#include "gpu_kernels.h"
 
 static int gRank = 0, gSize = 1, gFail = 0;
 #define OK(x)                                                                              \
@@ -26,19 +27,6 @@ static int gRank = 0, gSize = 1, gFail = 0;
   } while (0)
 #define CU(x) OK((x) == cudaSuccess)
 #define GDR(x) OK((x) == gdrSuccess)
-
-__global__ void spinThenFill(uint32_t* p, size_t n, uint32_t v, long long cycles) {
-  if (threadIdx.x == 0 && blockIdx.x == 0) {
-    const long long t0 = clock64();
-    while (clock64() - t0 < cycles) {
-    }
-  }
-  __syncthreads();
-  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) p[i] = v;
-}
-__global__ void addOne(uint32_t* p, size_t n) {
-  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) p[i] += 1;
-}
 
 static std::vector<uint32_t> get(const uint32_t* d, size_t n) {
   std::vector<uint32_t> h(n);
@@ -70,13 +58,13 @@ int main(int argc, char** argv) {
   CU(cudaMalloc(&d, n * 4));
   CU(cudaMalloc(&o, n * 4));
   CU(cudaMemset(o, 0xff, n * 4));
-  spinThenFill<<<1, 256, 0, s>>>(d, n, 7u + gRank, 2000000000LL);
+  CU(testSpinThenFill(d, n, 7u + gRank, 2000000000LL, s));
   const double t0 = MPI_Wtime();
   GDR(gdrAllReduce(d, o, n, gdrUint32, gdrSum, comm, s));
   const double callUs = (MPI_Wtime() - t0) * 1e6;
   const cudaError_t q = cudaStreamQuery(s);
   OK(q == cudaErrorNotReady);  // the call returned while the kernel before it still ran
-  addOne<<<64, 256, 0, s>>>(o, n);
+  CU(testAddOne(reinterpret_cast<int32_t*>(o), n, s));
   CU(cudaStreamSynchronize(s));
   uint32_t want = 1;
   for (int r = 0; r < gSize; ++r) want += 7u + r;
@@ -92,7 +80,7 @@ int main(int argc, char** argv) {
   uint32_t* ag;
   CU(cudaMalloc(&ag, m * 4 * gSize));
   CU(cudaMemset(ag, 0, m * 4 * gSize));
-  spinThenFill<<<8, 256, 0, s>>>(d, m, 100u + gRank, 0);
+  CU(testSpinThenFill(d, m, 100u + gRank, 0, s));
   GDR(gdrAllGather(d, m, ag, gdrUint32, comm, s));
   CU(cudaStreamSynchronize(s));
   h = get(ag, m * gSize);

@@ -1,0 +1,47 @@
+# Sourced by scripts/gpu/<part>.sh: the shared set-up of a run on the lent
+# GPU machine. Sets B (build dir), O (logs: $OUT, or $B/out-<part>), MPI,
+# status; defines note (echo + summary), gpu_build (configure Release without
+# verbs and build the named targets; exits on failure), run_staged_check and
+# bench_staged. Never NVLink multicast (the machine requires it).
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+B=${GDR_GPU_BUILD:-build-gpu-run}
+O=${OUT:-$B/out-$GPU_PART}
+mkdir -p "$O"
+MPI="mpirun --allow-run-as-root --oversubscribe -np"
+status=0
+note() { echo "$*" | tee -a "$O/summary.txt"; }
+
+gpu_build() {  # targets...
+  local t0 rc
+  t0=$(date +%s)
+  cmake -S . -B "$B" -G Ninja -DGDR_ENABLE_IB=OFF -DCMAKE_BUILD_TYPE=Release >"$O/build.log" 2>&1 &&
+    ninja -C "$B" -j32 "$@" >>"$O/build.log" 2>&1
+  rc=$?
+  note "build rc=$rc in $(( $(date +%s) - t0 )) s"
+  if [ $rc -ne 0 ]; then tail -40 "$O/build.log"; exit $rc; fi
+}
+
+# The staged path's own checks (tests/gpu/gpu_staged_check.cc), 2 ranks.
+run_staged_check() {
+  local r
+  timeout 120 $MPI 2 "$B/bin/gdr-gpu-staged-check" >"$O/staged-check.log" 2>&1
+  r=$?
+  note "staged checks np=2 rc=$r"
+  grep -E "rank|staged checks" "$O/staged-check.log" | head -20 | tee -a "$O/summary.txt"
+  [ $r -ne 0 ] && status=$r
+}
+
+# bench_staged NAME [VAR=VALUE...] -- gdr-bench args: two ranks on the
+# staged path (GDR_TRANSPORT=socket), output in $O/bench-NAME.txt.
+bench_staged() {
+  local name=$1 envs=()
+  shift
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  echo "## $name: ${envs[*]} GDR_TRANSPORT=socket gdr-bench $*" >>"$O/bench.log"
+  env "${envs[@]}" GDR_TRANSPORT=socket timeout 200 $MPI 2 "$B/bin/gdr-bench" "$@" >"$O/bench-$name.txt" 2>&1
+  note "bench $name rc=$?"
+  cat "$O/bench-$name.txt" >>"$O/bench.log"
+}
