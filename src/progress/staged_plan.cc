@@ -32,17 +32,14 @@ Copy2D linear(char* dev, bool hostIn, size_t hostOff, size_t bytes) {
 
 using security::kSealTagBytes;
 
-// Row r of `c` sealed by origin (+ r * originStep) for dest (+ r * destStep).
-Copy2D sealedRows(Copy2D c, security::SealDomain domain, uint32_t seq, uint32_t index, int origin, int originStep,
-                  int dest, int destStep) {
+// Row r of `c` sealed by origin + r * originStep, under nonce `first` with
+// its dest advanced by r * destStep.
+Copy2D sealedRows(Copy2D c, security::SealId first, int origin, int originStep, int destStep) {
   c.hostPitch = c.width + kSealTagBytes;
   c.seal.on = true;
-  c.seal.domain = domain;
-  c.seal.seq = seq;
-  c.seal.index = index;
+  c.seal.first = first;
   c.seal.origin = origin;
   c.seal.originStep = originStep;
-  c.seal.dest = dest;
   c.seal.destStep = destStep;
   return c;
 }
@@ -181,15 +178,17 @@ class CollPlan final : public Plan {
   // the host collective moves rows of `bytes` + tag as bytes.
   Segment sealedSegment(size_t k, Segment s, CollCall h, size_t off, size_t bytes, size_t block, char* recv,
                         char* input) const {
-    const auto dom = security::kSealCollective;
-    const uint32_t idx = static_cast<uint32_t>(k);
-    const int all = security::kSealAllRanks;
+    // This segment's nonce for rows to `dest` (all-to-all's rows: 0 + r).
+    auto to = [&](int dest) {
+      return security::SealId{security::kSealCollective, dest, sealSeq_, static_cast<uint32_t>(k)};
+    };
+    const security::SealId all = to(security::kSealAllRanks);
     h.type = gdrUint8;
     h.count = bytes + tag_;
     h.preSealed = true;
     switch (c_.kind) {
       case CollKind::Broadcast: {
-        Copy2D c = sealedRows(linear(recv + off, true, 0, bytes), dom, sealSeq_, idx, c_.root, 0, all, 0);
+        Copy2D c = sealedRows(linear(recv + off, true, 0, bytes), all, c_.root, 0, 0);
         (me_ == c_.root ? s.toHost : s.toDevice).push_back(c);
         s.host = [this, h](char* in, char*) mutable {
           h.sendbuf = h.recvbuf = in;
@@ -199,13 +198,13 @@ class CollPlan final : public Plan {
       }
       case CollKind::AllGather: {
         char* mine = c_.inPlace ? recv + me_ * block : input;
-        s.toHost.push_back(sealedRows(linear(mine + off, true, 0, bytes), dom, sealSeq_, idx, me_, 0, all, 0));
-        s.toDevice.push_back(sealedRows(strided(recv + off, block, false, bytes, n_), dom, sealSeq_, idx, 0, 1, all, 0));
+        s.toHost.push_back(sealedRows(linear(mine + off, true, 0, bytes), all, me_, 0, 0));
+        s.toDevice.push_back(sealedRows(strided(recv + off, block, false, bytes, n_), all, 0, 1, 0));
         break;
       }
       case CollKind::AllToAll:
-        s.toHost.push_back(sealedRows(strided(input + off, block, true, bytes, n_), dom, sealSeq_, idx, me_, 0, 0, 1));
-        s.toDevice.push_back(sealedRows(strided(recv + off, block, false, bytes, n_), dom, sealSeq_, idx, 0, 1, me_, 0));
+        s.toHost.push_back(sealedRows(strided(input + off, block, true, bytes, n_), to(0), me_, 0, 1));
+        s.toDevice.push_back(sealedRows(strided(recv + off, block, false, bytes, n_), to(me_), 0, 1, 0));
         break;
       default:
         throw Error(gdrInternalError, strprintf("%s cannot be sealed", coll::collName(c_.kind)));
@@ -264,8 +263,8 @@ class P2PPlan final : public Plan {
       if (len) {
         Copy2D c = linear(it.buf + a, it.isSend, off, len);
         if (tag)
-          c = sealedRows(c, security::kSealP2P, it.sealSeq, static_cast<uint32_t>(k), it.isSend ? me_ : it.peer, 0,
-                         it.isSend ? it.peer : me_, 0);
+          c = sealedRows(c, {security::kSealP2P, it.isSend ? it.peer : me_, it.sealSeq, static_cast<uint32_t>(k)},
+                         it.isSend ? me_ : it.peer, 0, 0);
         (it.isSend ? s.toHost : s.toDevice).push_back(c);
       }
       // The host pointer is an offset here; host() adds the slot's base.

@@ -36,18 +36,17 @@
 
 namespace gdr::staged {
 
-// Which nonce and key row r of a sealed copy uses: security::SealId
-// {domain, dest + r * destStep, seq, index}, under origin + r * originStep's key.
+// Which nonce and key row r of a sealed copy uses: `first` with its dest
+// advanced by r * destStep (unless it is every rank), under the key of rank
+// origin + r * originStep.
 struct RowSeal {
   bool on = false;
-  security::SealDomain domain = security::kSealCollective;
-  uint32_t seq = 0;
-  uint32_t index = 0;
-  int origin = 0, originStep = 0;
-  int dest = security::kSealAllRanks, destStep = 0;
+  security::SealId first;
+  int origin = 0, originStep = 0, destStep = 0;
   security::SealId id(size_t r) const {
-    int d = dest == security::kSealAllRanks ? dest : dest + static_cast<int>(r) * destStep;
-    return {domain, d, seq, index};
+    security::SealId s = first;
+    if (s.dest != security::kSealAllRanks) s.dest += static_cast<int>(r) * destStep;
+    return s;
   }
   int originOf(size_t r) const { return origin + static_cast<int>(r) * originStep; }
 };
