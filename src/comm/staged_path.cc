@@ -88,11 +88,14 @@ struct RelaxedCapture {
   ~RelaxedCapture() { cudaThreadExchangeStreamCaptureMode(&prev); }
 };
 
-// Pinned buffers of the pipeline: an in and an out buffer per slot.
+// Pinned buffers of the pipeline: an in and an out buffer per slot, and
+// (GPU sealing only, made on first use) a device buffer per slot that rows
+// are sealed into before they are copied out.
 struct SlotSet {
   size_t bytes = 0;
   char* in[kSlots] = {};
   char* out[kSlots] = {};
+  char* sealDev[kSlots] = {};
   explicit SlotSet(size_t b) : bytes(b) {
     RelaxedCapture relaxed;
     for (size_t i = 0; i < kSlots; ++i) {
@@ -104,7 +107,14 @@ struct SlotSet {
     for (size_t i = 0; i < kSlots; ++i) {
       if (in[i]) cudaFreeHost(in[i]);
       if (out[i]) cudaFreeHost(out[i]);
+      if (sealDev[i]) cudaFree(sealDev[i]);
     }
+  }
+  // Sealed operations are never captured and are queued under the enqueue
+  // lock, so this is never called concurrently.
+  char* sealBuf(size_t sl) {
+    if (!sealDev[sl]) cudaOk(cudaMalloc(reinterpret_cast<void**>(&sealDev[sl]), bytes), "cudaMalloc (sealing)");
+    return sealDev[sl];
   }
 };
 
@@ -325,7 +335,7 @@ void StagedContext::issue(const Plan& plan, SlotSet& slots, GpuSealer* sealer, s
   auto toHost = [&](size_t k) {
     const size_t sl = k % kSlots;
     for (Copy2D c : plan.segment(k).toHost) {
-      if (c.seal.on) sealer->seal(c, hostBuf(c, slots, sl), sl, slots.bytes, s);
+      if (c.seal.on) sealer->seal(c, hostBuf(c, slots, sl), slots.sealBuf(sl), s);
       copy2D(c, hostBuf(c, slots, sl), true, s);
     }
     cuOk(driver().writeValue32(cs, wordAt(ready), base + static_cast<uint32_t>(k) + 1, CU_STREAM_WRITE_VALUE_DEFAULT),

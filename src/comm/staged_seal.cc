@@ -19,8 +19,6 @@ namespace gdr::staged {
 
 namespace {
 
-constexpr size_t kMaxSlots = 16;  // more than the staged path's pipeline depth
-
 void ok(cudaError_t rc, const char* what) {
   if (rc != cudaSuccess) {
     cudaGetLastError();
@@ -39,10 +37,6 @@ struct GpuSealer::Impl {
   security::GpuGcmScratch scratch;  // staged operations of a communicator are serialised
   uint32_t collSeq = 0;
   std::vector<uint32_t> sendSeq, recvSeq;
-  // per slot: device scratch the rows are sealed into
-  char* dev[kMaxSlots] = {};
-  size_t devBytes[kMaxSlots] = {};
-  std::vector<void*> retiredDev;  // outgrown; an operation in flight may still use them
   // Status words: a ring of host-mapped words; position p is word p % size.
   // Taken in queue order, given back in the same order once checked.
   uint32_t* status = nullptr;
@@ -72,17 +66,6 @@ struct GpuSealer::Impl {
     return *k;
   }
 
-  char* devScratch(size_t slot, size_t bytes) {
-    if (devBytes[slot] < bytes) {
-      if (dev[slot]) retiredDev.push_back(dev[slot]);
-      dev[slot] = nullptr;
-      devBytes[slot] = 0;
-      ok(cudaMalloc(reinterpret_cast<void**>(&dev[slot]), bytes), "cudaMalloc (sealing scratch)");
-      devBytes[slot] = bytes;
-    }
-    return dev[slot];
-  }
-
   // The next status word, once the ring has room (older operations checked).
   uint32_t* takeStatus() {
     const uint64_t pos = nextStatus++;
@@ -107,11 +90,8 @@ GpuSealer::GpuSealer(Communicator& comm) : impl_(std::make_unique<Impl>(comm)) {
 }
 
 GpuSealer::~GpuSealer() {
-  cudaDeviceSynchronize();  // kernels in flight use the scratch and the words
+  cudaDeviceSynchronize();  // kernels in flight use the status words
   cudaGetLastError();
-  for (size_t i = 0; i < kMaxSlots; ++i)
-    if (impl_->dev[i]) cudaFree(impl_->dev[i]);
-  for (void* p : impl_->retiredDev) cudaFree(p);
   if (impl_->status) cudaFreeHost(impl_->status);
 }
 
@@ -128,10 +108,9 @@ uint32_t GpuSealer::nextRecvSeq(int peer) {
   return security::takeSealSeq(impl_->recvSeq.at(peer));
 }
 
-void GpuSealer::seal(Copy2D& c, char* host, size_t slot, size_t slotBytes, void* stream) {
-  if (slot >= kMaxSlots) throw Error(gdrInternalError, "sealing: slot index out of range");
+void GpuSealer::seal(Copy2D& c, char* host, char* devSlot, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
-  char* scratch = impl_->devScratch(slot, slotBytes) + c.hostOff;
+  char* scratch = devSlot + c.hostOff;
   for (size_t r = 0; r < c.rows; ++r) {
     uint8_t iv[12];
     security::sealNonce(c.seal.id(r), iv);

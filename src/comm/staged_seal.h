@@ -55,10 +55,11 @@ class GpuSealer {
   uint32_t nextSendSeq(int peer);
   uint32_t nextRecvSeq(int peer);
 
-  // `c` has seal.on; `host` is the slot buffer it copies to, `slot` its index
-  // and `slotBytes` the slot's size. Seals c's rows into a device scratch
-  // (tags into `host`) and points `c` at the scratch. `stream`: cudaStream_t.
-  void seal(Copy2D& c, char* host, size_t slot, size_t slotBytes, void* stream);
+  // `c` has seal.on; `host` is the slot buffer it copies to and `devSlot` a
+  // device buffer of the slot's size. Seals c's rows into devSlot at c's
+  // host layout (tags into `host`) and points `c` there. `stream`:
+  // cudaStream_t.
+  void seal(Copy2D& c, char* host, char* devSlot, void* stream);
   // After the host->device copy of `c` was queued: opens its rows in place,
   // each with a fresh status word recorded in `log`. May wait (up to the
   // communicator's timeout) for older operations' words to be checked.
