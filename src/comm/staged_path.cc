@@ -195,18 +195,17 @@ class StagedContext {
   size_t segBytes() const { return segBytes_; }
   progress::Engine& engine() { return *engine_; }
 
-  // The GPU sealer when this operation on `s` is to be sealed, else null.
-  GpuSealer* sealerFor(cudaStream_t s) {
-    if (!sealing_) return nullptr;
-    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-    cudaOk(cudaStreamIsCapturing(s, &cs), "cudaStreamIsCapturing");
-    if (cs != cudaStreamCaptureStatusNone) return nullptr;  // see staged_seal.h
+  // The GPU sealer when an operation on a stream in capture state `cs` is
+  // to be sealed, else null.
+  GpuSealer* sealerFor(cudaStreamCaptureStatus cs) {
+    if (!sealing_ || cs != cudaStreamCaptureStatusNone) return nullptr;  // captured: see staged_seal.h
     std::lock_guard<std::mutex> g(mu_);
     if (!sealer_) sealer_ = std::make_unique<GpuSealer>(comm_);
     return sealer_.get();
   }
 
-  void enqueue(std::shared_ptr<Plan> plan, cudaStream_t s);
+  // `cs`: the capture state of `s` (captureOf).
+  void enqueue(std::shared_ptr<Plan> plan, cudaStream_t s, cudaStreamCaptureStatus cs);
 
   // Host side of one operation, on the progress thread.
   // `log`: the opens of a sealed operation, checked at its end (else null).
@@ -285,6 +284,12 @@ void copy2D(const Copy2D& c, char* host, bool toHost, cudaStream_t s) {
            "cudaMemcpy2DAsync (host to device)");
 }
 
+cudaStreamCaptureStatus captureOf(cudaStream_t s) {
+  cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  cudaOk(cudaStreamIsCapturing(s, &cs), "cudaStreamIsCapturing");
+  return cs;
+}
+
 char* hostBuf(const Copy2D& c, SlotSet& slots, size_t sl) { return c.hostIn ? slots.in[sl] : slots.out[sl]; }
 
 // Wrap-safe "v has reached want".
@@ -358,9 +363,7 @@ void StagedContext::issue(const Plan& plan, SlotSet& slots, GpuSealer* sealer, s
   }
 }
 
-void StagedContext::enqueue(std::shared_ptr<Plan> plan, cudaStream_t s) {
-  cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-  cudaOk(cudaStreamIsCapturing(s, &cs), "cudaStreamIsCapturing");
+void StagedContext::enqueue(std::shared_ptr<Plan> plan, cudaStream_t s, cudaStreamCaptureStatus cs) {
   if (cs == cudaStreamCaptureStatusInvalidated)
     throw InvalidUsage("the stream's CUDA graph capture was invalidated by an earlier error");
   std::shared_ptr<SlotSet> slots = slotsFor(plan->slotBytes());
@@ -457,21 +460,25 @@ StagedContext* existingContext(const Communicator& comm) {
 
 void runStagedCollective(Communicator& comm, const CollCall& call, void* stream) {
   StagedContext& ctx = contextFor(comm);
+  const auto s = static_cast<cudaStream_t>(stream);
+  const cudaStreamCaptureStatus cs = captureOf(s);
   staged::SealSpec seal;
   if (staged::sealable(call.kind) && call.count > 0)
-    if (GpuSealer* sealer = ctx.sealerFor(static_cast<cudaStream_t>(stream))) {
+    if (GpuSealer* sealer = ctx.sealerFor(cs)) {
       seal.on = true;
       seal.seq = sealer->nextCollectiveSeq();
     }
   std::shared_ptr<Plan> plan = staged::planCollective(
       call, comm.rank(), comm.size(), ctx.segBytes(), [&comm](const CollCall& h) { runHostCollective(comm, h); },
       seal);
-  ctx.enqueue(std::move(plan), static_cast<cudaStream_t>(stream));
+  ctx.enqueue(std::move(plan), s, cs);
 }
 
 void runStagedP2P(Communicator& comm, std::vector<staged::P2PItem> items, void* stream) {
   StagedContext& ctx = contextFor(comm);
-  GpuSealer* sealer = ctx.sealerFor(static_cast<cudaStream_t>(stream));
+  const auto s = static_cast<cudaStream_t>(stream);
+  const cudaStreamCaptureStatus cs = captureOf(s);
+  GpuSealer* sealer = ctx.sealerFor(cs);
   if (sealer)
     for (auto& it : items) it.sealSeq = it.isSend ? sealer->nextSendSeq(it.peer) : sealer->nextRecvSeq(it.peer);
   std::shared_ptr<Plan> plan = staged::planP2P(
@@ -490,7 +497,7 @@ void runStagedP2P(Communicator& comm, std::vector<staged::P2PItem> items, void* 
         p2pRunBatch(comm, reqs);
       },
       comm.rank(), sealer != nullptr);
-  ctx.enqueue(std::move(plan), static_cast<cudaStream_t>(stream));
+  ctx.enqueue(std::move(plan), s, cs);
 }
 
 void waitStagedIdle(Communicator& comm) {
