@@ -106,6 +106,8 @@ namespace {
 
 using namespace rdmatest;
 
+std::string gIdFile;  // GDR_TEST_ID_FILE: where rank 0 leaves the unique id
+
 // The value rank r contributes at index i of test t: small integers, so sums
 // are exact in every type.
 template <typename T>
@@ -378,7 +380,27 @@ int runMismatch(gdrComm_t comm) {
 
 // A remote access error: rank 0 writes with a broken key; its error names the
 // peer, the QP and the verbs status, and rank 1 hears of it.
+// Rank 0 breaks the connection only once rank 1 is past everything before
+// this test (the seed broadcast): a QP in error fails whatever is still in
+// flight on it, and rank 1 would see that operation fail instead of the
+// receive. The ranks say so through a file beside the unique id's, since the
+// communicator itself cannot carry it without the same race.
+bool waitForReadyFile(const std::string& path) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!std::ifstream(path)) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::fprintf(stderr, "[rank %d] %s did not appear in 60 s\n", gRank, path.c_str());
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
 int runBadKey(gdrComm_t comm) {
+  const std::string ready = gIdFile + ".badkey-ready";
+  if (gRank == 1) std::ofstream(ready) << "1\n";
+  if (gRank == 0 && !waitForReadyFile(ready)) return 1;
 #if GDR_HAVE_IB
   auto* c = static_cast<gdr::Communicator*>(comm);
   if (gRank == 0)
@@ -436,6 +458,7 @@ int main(int argc, char** argv) {
   gRank = envInt("GDR_TEST_RANK", 0);
   gSize = envInt("GDR_TEST_NRANKS", 1);
   const char* idFile = std::getenv("GDR_TEST_ID_FILE");
+  if (idFile) gIdFile = idFile;
   if (!idFile) {
     std::fprintf(stderr, "GDR_TEST_ID_FILE is not set\n");
     return 2;
