@@ -18,6 +18,15 @@ enum SlotState : int { kBusy = 0, kReady = 1, kFailed = 2 };
 // costs more than the crypto (a few microseconds).
 constexpr size_t kInlineBytes = 16 * 1024;
 
+// The record the caller needs next (the pipe's head) is sealed or opened on
+// the caller's thread whatever its size: the caller would only wait for it,
+// and a worker that took it and then lost its core stalls the caller for a
+// scheduler slice. The pool gets the records behind the head, whose work
+// then overlaps the caller's send or copy of the head.
+bool handOff(const security::CryptoPool* pool, size_t plain, bool head) {
+  return pool && !head && plain >= kInlineBytes;
+}
+
 std::unique_ptr<RecordSlot[]> makeSlots() {
   auto s = std::make_unique<RecordSlot[]>(kPipeRecords);
   for (size_t i = 0; i < kPipeRecords; ++i) s[i].buf.resize(kRecordWireMax);
@@ -84,6 +93,7 @@ void SealPipe::fill(const iovec* iov, int n, size_t skip) {
       off = 0;
     }
     if (take == 0) return;
+    const bool head = st_.count == 0;
     RecordSlot& s = st_.slots[(st_.head + st_.count) % kPipeRecords];
     s.plain = take;
     s.wire = security::kRecordHdrBytes + take + security::kTagBytes;
@@ -101,7 +111,7 @@ void SealPipe::fill(const iovec* iov, int n, size_t skip) {
         s.state.store(kFailed, std::memory_order_release);
       }
     };
-    if (pool && take >= kInlineBytes) pool->submit(job);
+    if (handOff(pool, take, head)) pool->submit(job);
     else job();
   }
 }
@@ -227,7 +237,7 @@ bool OpenPipe::readAhead() {
       bool ok = security::openRecord(st_.key, counter, s.buf.data(), s.plain);
       s.state.store(ok ? kReady : kFailed, std::memory_order_release);
     };
-    if (pool && s.plain >= kInlineBytes) pool->submit(job);
+    if (handOff(pool, s.plain, st_.count == 1)) pool->submit(job);
     else job();
   }
   return true;
