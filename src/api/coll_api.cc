@@ -57,9 +57,13 @@ void checkOp(const gdrRedOp_t& op) {
 
 // count * multiplier elements of type t must fit in memory; a negative int
 // passed as size_t shows up here as an enormous count.
+// (Overflow-checked products, not divisions: this runs on every call.)
 void checkCount(size_t count, size_t multiplier, gdrDataType_t t, const char* what) {
-  const size_t limit = (SIZE_MAX / 4) / gdr::coll::typeSize(t) / (multiplier ? multiplier : 1);
-  GDR_CHECK_ARG(count <= limit, "%s %zu is too large (a negative count converted to size_t?)", what, count);
+  size_t elems = 0, bytes = 0;
+  const bool overflow = __builtin_mul_overflow(count, multiplier ? multiplier : 1, &elems) ||
+                        __builtin_mul_overflow(elems, gdr::coll::typeSize(t), &bytes);
+  GDR_CHECK_ARG(!overflow && bytes <= SIZE_MAX / 4,
+                "%s %zu is too large (a negative count converted to size_t?)", what, count);
 }
 
 void checkBuf(const void* p, size_t count, const char* what) {

@@ -110,8 +110,7 @@ void Communicator::checkPeers() {
   for (auto* ep : active_) ep->checkPeer();
 }
 
-void Communicator::progressUntil(const std::function<bool()>& done,
-                                 const std::function<std::string()>& what) {
+void Communicator::progressUntil(FunctionRef<bool()> done, FunctionRef<std::string()> what) {
   using Clock = std::chrono::steady_clock;
   if (done()) return;
   try {

@@ -15,6 +15,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "collectives/schedule_cache.h"
+#include "core/function_ref.h"
 #include "core/net.h"
 #include "comm/topo_plan.h"
 #include "transport/shm/shm_segment.h"
@@ -91,7 +92,7 @@ class Communicator {
   // Progresses every endpoint until done() holds. Throws TimeoutError after
   // the deadline (its text names `what()`), or the error a peer reported; any
   // such failure puts the communicator in the error state first.
-  void progressUntil(const std::function<bool()>& done, const std::function<std::string()>& what);
+  void progressUntil(FunctionRef<bool()> done, FunctionRef<std::string()> what);
 
   // Error state: set once by the first failure; every later call fails fast.
   void throwIfFailed() const;

@@ -1,5 +1,6 @@
 #include "comm/staged_path.h"
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -435,6 +436,10 @@ void StagedContext::enqueue(std::shared_ptr<Plan> plan, cudaStream_t s, cudaStre
 
 std::mutex gMu;
 std::map<const Communicator*, std::unique_ptr<StagedContext>> gContexts;
+// gContexts.size(), readable without gMu: every host-buffer call asks for
+// its communicator's context (waitStagedIdle), and a process that never ran
+// a staged operation should not pay a lock and a map lookup per call for it.
+std::atomic<size_t> gContextCount{0};
 
 StagedContext& contextFor(Communicator& comm) {
   std::lock_guard<std::mutex> g(gMu);
@@ -442,6 +447,7 @@ StagedContext& contextFor(Communicator& comm) {
   if (!ctx) {
     try {
       ctx = std::make_unique<StagedContext>(comm);
+      gContextCount.store(gContexts.size(), std::memory_order_release);
     } catch (...) {
       gContexts.erase(&comm);
       throw;
@@ -451,6 +457,9 @@ StagedContext& contextFor(Communicator& comm) {
 }
 
 StagedContext* existingContext(const Communicator& comm) {
+  // A context is made by the thread that runs the staged operation, so one
+  // this thread must wait for is visible to it here.
+  if (gContextCount.load(std::memory_order_acquire) == 0) return nullptr;
   std::lock_guard<std::mutex> g(gMu);
   auto it = gContexts.find(&comm);
   return it == gContexts.end() ? nullptr : it->second.get();
@@ -512,6 +521,7 @@ void releaseStagedState(const Communicator* comm) noexcept {
     if (it == gContexts.end()) return;
     ctx = std::move(it->second);
     gContexts.erase(it);
+    gContextCount.store(gContexts.size(), std::memory_order_release);
   }
   ctx.reset();
 }
