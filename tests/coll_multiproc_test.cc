@@ -87,6 +87,22 @@ TEST(CollChunked, TinyChunksStayCorrect) {
   EXPECT_TRUE(gdrtest::allOk(exits, &why)) << why << " (seed " << seed << ")";
 }
 
+// Every shared-memory message of one byte or more goes single-copy (the
+// receiver reads the sender's buffer with process_vm_readv, reductions
+// through its bounce buffer), whatever its collective: both thresholds at 1.
+TEST(CollShmSingleCopy, EveryMessageReadFromTheSender) {
+  unsigned seed = freshSeed();
+  auto exits = gdrtest::runRanks(
+      3, [&](int rank, int nr, gdrComm_t comm) { return everyCollective(rank, nr, comm, seed); },
+      {{"GDR_TRANSPORT", "shm"},
+       {"GDR_SHM_CMA_THRESHOLD", "1"},
+       {"GDR_SHM_CMA_THRESHOLD_EXCHANGE", "1"},
+       {"GDR_TIMEOUT_MS", "60000"}},
+      500);
+  std::string why;
+  EXPECT_TRUE(gdrtest::allOk(exits, &why)) << why << " (seed " << seed << ")";
+}
+
 // Ranks 0, 2, 4 on one "host" and 1, 3, 5 on another (GDR_HOST_ID): shm
 // inside each, TCP between them, and the topology's ring order (hosts
 // together: 0 2 4 1 3 5) instead of rank order for all-reduce, broadcast,

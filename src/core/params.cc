@@ -44,6 +44,8 @@ const std::vector<Info> kParams = {
      "Use single-copy process_vm_readv for large shared-memory messages when the kernel allows."},
     {"GDR_SHM_CMA_THRESHOLD", Type::Int, "262144",
      "Messages at least this large use single-copy process_vm_readv."},
+    {"GDR_SHM_CMA_THRESHOLD_EXCHANGE", Type::Int, "65536",
+     "The same for all-gather, all-to-all and reduce-scatter, where every rank sends and receives at once."},
     {"GDR_SPIN_BEFORE_YIELD", Type::Int, "2000", "Idle polls before a waiting rank yields its core."},
     {"GDR_HOST_ID", Type::String, "",
      "Override the host identity used to find co-located ranks (testing)."},

@@ -36,7 +36,7 @@ bool ShmEndpoint::progressSends() {
     slot->sig = op->sig;
     slot->msgBytes = op->bytes;
     bool done;
-    if (cfg_.cma && op->bytes >= cfg_.cmaThreshold) {
+    if (cfg_.cma && op->bytes >= (isExchange(op->sig) ? cfg_.cmaThresholdExchange : cfg_.cmaThreshold)) {
       slot->flags = kSlotCma;
       const uint64_t addr = reinterpret_cast<uintptr_t>(op->data);
       std::memcpy(slot->inl, &addr, sizeof(addr));

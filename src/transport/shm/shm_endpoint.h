@@ -24,7 +24,11 @@ struct ShmEndpointConfig {
   SegView theirs;         // the peer's segment: I write into theirs.inbox(outToPeer)
   uint32_t outToPeer = 0;
   bool cma = false;       // single-copy reads of the peer's memory work
+  // Messages at least this large are read by the receiver with one
+  // process_vm_readv (GDR_SHM_CMA_THRESHOLD); those of exchange collectives
+  // (isExchange) from cmaThresholdExchange (GDR_SHM_CMA_THRESHOLD_EXCHANGE).
   size_t cmaThreshold = 256 * 1024;
+  size_t cmaThresholdExchange = 64 * 1024;
 };
 
 class ShmEndpoint final : public Endpoint {
