@@ -89,14 +89,13 @@ TEST(CollChunked, TinyChunksStayCorrect) {
 
 // Every shared-memory message of one byte or more goes single-copy (the
 // receiver reads the sender's buffer with process_vm_readv, reductions
-// through its bounce buffer), whatever its collective: both thresholds at 1.
+// through its bounce buffer), whatever its collective: the threshold at 1.
 TEST(CollShmSingleCopy, EveryMessageReadFromTheSender) {
   unsigned seed = freshSeed();
   auto exits = gdrtest::runRanks(
       3, [&](int rank, int nr, gdrComm_t comm) { return everyCollective(rank, nr, comm, seed); },
       {{"GDR_TRANSPORT", "shm"},
        {"GDR_SHM_CMA_THRESHOLD", "1"},
-       {"GDR_SHM_CMA_THRESHOLD_EXCHANGE", "1"},
        {"GDR_TIMEOUT_MS", "60000"}},
       500);
   std::string why;

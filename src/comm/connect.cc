@@ -229,8 +229,7 @@ void Communicator::connectShm(const std::vector<PeerInfo>& peers, const std::vec
   // Every segment exists: each rank created its own before the exchange.
   const uint64_t job = peers[0].jobNonce;
   bool allowCma = param::getBool("GDR_SHM_CMA");
-  size_t cmaThreshold = static_cast<size_t>(param::getInt("GDR_SHM_CMA_THRESHOLD"));
-  size_t cmaThresholdExchange = static_cast<size_t>(param::getInt("GDR_SHM_CMA_THRESHOLD_EXCHANGE"));
+  const int64_t cmaThreshold = param::getInt("GDR_SHM_CMA_THRESHOLD");
   transport::shm::SegView mine{ownSeg_.data()};
   peerSegs_.reserve(local.size());
   for (int r : local) {
@@ -247,7 +246,6 @@ void Communicator::connectShm(const std::vector<PeerInfo>& peers, const std::vec
     c.theirs = theirs;
     c.outToPeer = indexOf(rank_);
     c.cmaThreshold = cmaThreshold;
-    c.cmaThresholdExchange = cmaThresholdExchange;
     // Single-copy needs ptrace-level access to the peer (same user and a
     // permissive Yama scope, or CAP_SYS_PTRACE): try it once.
     c.cma = allowCma && cmaWorks(peers[r].pid, conn[r].cmaProbeAddr);

@@ -42,10 +42,9 @@ const std::vector<Info> kParams = {
     {"GDR_SHM_SLOTS", Type::Int, "8", "Slots in each shared-memory FIFO (per ordered rank pair; a power of two)."},
     {"GDR_SHM_CMA", Type::Bool, "1",
      "Use single-copy process_vm_readv for large shared-memory messages when the kernel allows."},
-    {"GDR_SHM_CMA_THRESHOLD", Type::Int, "262144",
-     "Messages at least this large use single-copy process_vm_readv."},
-    {"GDR_SHM_CMA_THRESHOLD_EXCHANGE", Type::Int, "65536",
-     "The same for all-gather, all-to-all and reduce-scatter, where every rank sends and receives at once."},
+    {"GDR_SHM_CMA_THRESHOLD", Type::Int, "-1",
+     "Messages at least this large use single-copy process_vm_readv; -1: by collective (64 KiB for all-gather, "
+     "all-to-all and reduce-scatter, 1 MiB for reduce, 256 KiB otherwise)."},
     {"GDR_SPIN_BEFORE_YIELD", Type::Int, "2000", "Idle polls before a waiting rank yields its core."},
     {"GDR_HOST_ID", Type::String, "",
      "Override the host identity used to find co-located ranks (testing)."},

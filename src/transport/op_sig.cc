@@ -10,13 +10,6 @@ bool operator==(const OpSig& a, const OpSig& b) {
          a.root == b.root && a.count == b.count && a.seq == b.seq;
 }
 
-bool isExchange(const OpSig& s) {
-  using coll::CollKind;
-  return s.kind == static_cast<uint8_t>(CollKind::AllGather) || s.kind == static_cast<uint8_t>(CollKind::AllToAll) ||
-         s.kind == static_cast<uint8_t>(CollKind::AllToAllv) ||
-         s.kind == static_cast<uint8_t>(CollKind::ReduceScatter);
-}
-
 std::string describe(const OpSig& s) {
   static const char* kOps[] = {"sum", "prod", "max", "min", "avg"};
   // A peer's bytes: range-check before the value becomes an enum (loading an

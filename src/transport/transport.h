@@ -37,11 +37,6 @@ constexpr uint8_t kP2PKind = 0xF0;
 // it is, instead of encrypting it a second time on the CPU.
 constexpr uint8_t kSigPreSealed = 1u << 0;
 bool operator==(const OpSig& a, const OpSig& b);
-// All-gather, all-to-all(v) and reduce-scatter: every rank sends and receives
-// about as much at once, so a sender gains nothing from finishing before its
-// receiver reads, and a shared-memory transport may switch to one copy
-// (the receiver reading the sender's buffer) at a smaller size.
-bool isExchange(const OpSig& s);
 inline bool operator!=(const OpSig& a, const OpSig& b) { return !(a == b); }
 std::string describe(const OpSig& s);
 

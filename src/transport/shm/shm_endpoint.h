@@ -25,11 +25,14 @@ struct ShmEndpointConfig {
   uint32_t outToPeer = 0;
   bool cma = false;       // single-copy reads of the peer's memory work
   // Messages at least this large are read by the receiver with one
-  // process_vm_readv (GDR_SHM_CMA_THRESHOLD); those of exchange collectives
-  // (isExchange) from cmaThresholdExchange (GDR_SHM_CMA_THRESHOLD_EXCHANGE).
-  size_t cmaThreshold = 256 * 1024;
-  size_t cmaThresholdExchange = 64 * 1024;
+  // process_vm_readv (GDR_SHM_CMA_THRESHOLD); negative: by the message's
+  // collective (cmaThresholdFor in shm_endpoint.cc).
+  int64_t cmaThreshold = -1;
 };
+
+// The size from which a message of `sig` goes single-copy: `forced` when it
+// is >= 0 (GDR_SHM_CMA_THRESHOLD), else by the message's collective.
+size_t cmaThresholdFor(const OpSig& sig, int64_t forced);
 
 class ShmEndpoint final : public Endpoint {
  public:
