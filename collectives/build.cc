@@ -34,6 +34,7 @@ const Entry kTable[] = {
     {Algo::Chain, CollKind::Broadcast, detail::chainBroadcast},
     {Algo::Chain, CollKind::Reduce, detail::chainReduce},
     {Algo::Pairwise, CollKind::AllToAll, detail::pairwiseAllToAll},
+    {Algo::Direct, CollKind::AllToAll, detail::directAllToAll},
     {Algo::Pairwise, CollKind::AllToAllv, detail::pairwiseAllToAllv},
     {Algo::Dissemination, CollKind::Barrier, detail::disseminationBarrier},
 };

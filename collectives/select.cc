@@ -19,7 +19,11 @@
 //                  binomial gave 0.76-1.03x (bench/results/host-2core.md).
 //   allgather      <= 64 KiB: rd; else ring.
 //   reducescatter  <= 64 KiB: rhd; else ring.
-//   alltoall(v)    pairwise.  barrier: dissemination.
+//   alltoall       blocks (bytes / nranks) <= 16 KiB and nranks >= 3: direct
+//                  (every message posted at once; on 2 cores it took 0.76-0.99x
+//                  pairwise's time at np 4 and 0.36-0.83x at np 8 there, and
+//                  1.2-1.6x at np 4 with 32-64 KiB blocks); else pairwise.
+//   alltoallv      pairwise.  barrier: dissemination.
 #include <atomic>
 #include <string>
 
@@ -122,6 +126,8 @@ Algo defaultAlgo(const CollArgs& a, size_t bytes) {
     case CollKind::ReduceScatter:
       return bytes <= (64u << 10) ? Algo::RecHalvingDoubling : Algo::Ring;
     case CollKind::AllToAll:
+      return a.nranks >= 3 && bytes / static_cast<size_t>(a.nranks) <= (16u << 10) ? Algo::Direct
+                                                                                     : Algo::Pairwise;
     case CollKind::AllToAllv:
       return Algo::Pairwise;
     case CollKind::Barrier:

@@ -124,7 +124,10 @@ TEST(ScheduleSelect, DefaultsBySizeAndRanks) {
   EXPECT_EQ(select(args(CollKind::AllGather, 4, 1 << 20), 4), Algo::Ring);
   EXPECT_EQ(select(args(CollKind::ReduceScatter, 4, 16), 4), Algo::RecHalvingDoubling);
   EXPECT_EQ(select(args(CollKind::ReduceScatter, 4, 1 << 20), 4), Algo::Ring);
-  EXPECT_EQ(select(args(CollKind::AllToAll, 4, 16), 4), Algo::Pairwise);
+  EXPECT_EQ(select(args(CollKind::AllToAll, 4, 16), 4), Algo::Direct);
+  EXPECT_EQ(select(args(CollKind::AllToAll, 4, 4096), 4), Algo::Direct);  // 16 KiB blocks
+  EXPECT_EQ(select(args(CollKind::AllToAll, 4, 4097), 4), Algo::Pairwise);
+  EXPECT_EQ(select(args(CollKind::AllToAll, 2, 16), 4), Algo::Pairwise);
   EXPECT_EQ(select(args(CollKind::AllToAllv, 4, 0), 4), Algo::Pairwise);
   EXPECT_EQ(select(args(CollKind::Barrier, 4, 0), 4), Algo::Dissemination);
   // Every default serves its collective.
@@ -150,7 +153,8 @@ TEST(ScheduleSelect, UnsupportedForcedAlgorithmFallsBack) {
   AlgoEnv env("bcast=ring,allreduce=pairwise,alltoall=dbtree");
   EXPECT_EQ(select(args(CollKind::Broadcast, 8, 4), 4), Algo::Binomial);
   EXPECT_EQ(select(args(CollKind::AllReduce, 8, 4), 4), Algo::Direct);
-  EXPECT_EQ(select(args(CollKind::AllToAll, 8, 4), 4), Algo::Pairwise);
+  EXPECT_EQ(select(args(CollKind::AllToAll, 8, 4), 4), Algo::Direct);
+  EXPECT_EQ(select(args(CollKind::AllToAll, 8, 1 << 20), 4), Algo::Pairwise);
 }
 
 TEST(ScheduleSelect, BadGdrAlgoNamesThrow) {

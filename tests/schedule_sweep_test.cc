@@ -38,6 +38,7 @@ TEST(ScheduleReduce, Binomial) { expectSweepPasses(Algo::Binomial, CollKind::Red
 TEST(ScheduleReduce, Chain) { expectSweepPasses(Algo::Chain, CollKind::Reduce); }
 TEST(ScheduleReduce, Ring) { expectSweepPasses(Algo::Ring, CollKind::Reduce); }
 TEST(ScheduleAllToAll, Pairwise) { expectSweepPasses(Algo::Pairwise, CollKind::AllToAll); }
+TEST(ScheduleAllToAll, Direct) { expectSweepPasses(Algo::Direct, CollKind::AllToAll); }
 TEST(ScheduleBarrier, Dissemination) { expectSweepPasses(Algo::Dissemination, CollKind::Barrier); }
 
 }  // namespace
