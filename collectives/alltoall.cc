@@ -49,10 +49,12 @@ Schedule directAllToAll(const CollArgs& a) {
   const size_t nc = numChunks(a.count, a.chunkElems);
   for (int k = 1; k < n; ++k)
     for (size_t c = 0; c < nc; ++c)
-      addSend(s, (r + k) % n, in(chunkOf(block((r + k) % n), a.chunkElems, c)), static_cast<int>(c));
+      addSend(s, (r + k) % n, in(chunkOf(block((r + k) % n), a.chunkElems, c)),
+              static_cast<int>(c));
   for (int k = 1; k < n; ++k)
     for (size_t c = 0; c < nc; ++c)
-      addRecv(s, (r - k + n) % n, out(chunkOf(block((r - k + n) % n), a.chunkElems, c)), static_cast<int>(c));
+      addRecv(s, (r - k + n) % n, out(chunkOf(block((r - k + n) % n), a.chunkElems, c)),
+              static_cast<int>(c));
   return s;
 }
 

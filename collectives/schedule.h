@@ -95,15 +95,15 @@ struct CollArgs {
 
 // Algorithm names (as GDR_ALGO spells them).
 enum class Algo : uint8_t {
-  Ring,               // allreduce (reduce-scatter + all-gather), allgather, reducescatter
-  RecursiveDoubling,  // allreduce (small), allgather
-  DoubleBinaryTree,   // allreduce
-  RecHalvingDoubling, // allreduce (Rabenseifner), reducescatter
-  Binomial,           // broadcast, reduce
-  Chain,              // pipelined chain broadcast, reduce
-  Pairwise,           // alltoall, alltoallv
-  Direct,             // allreduce, alltoall: small, every message posted at once
-  Dissemination,      // barrier
+  Ring,                // allreduce (reduce-scatter + all-gather), allgather, reducescatter
+  RecursiveDoubling,   // allreduce (small), allgather
+  DoubleBinaryTree,    // allreduce
+  RecHalvingDoubling,  // allreduce (Rabenseifner), reducescatter
+  Binomial,            // broadcast, reduce
+  Chain,               // pipelined chain broadcast, reduce
+  Pairwise,            // alltoall, alltoallv
+  Direct,              // allreduce, alltoall: small, every message posted at once
+  Dissemination,       // barrier
 };
 const char* algoName(Algo a);
 bool parseAlgo(const std::string& name, Algo* out);

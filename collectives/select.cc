@@ -127,7 +127,7 @@ Algo defaultAlgo(const CollArgs& a, size_t bytes) {
       return bytes <= (64u << 10) ? Algo::RecHalvingDoubling : Algo::Ring;
     case CollKind::AllToAll:
       return a.nranks >= 3 && bytes / static_cast<size_t>(a.nranks) <= (16u << 10) ? Algo::Direct
-                                                                                     : Algo::Pairwise;
+                                                                                   : Algo::Pairwise;
     case CollKind::AllToAllv:
       return Algo::Pairwise;
     case CollKind::Barrier:

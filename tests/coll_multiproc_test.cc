@@ -94,10 +94,7 @@ TEST(CollShmSingleCopy, EveryMessageReadFromTheSender) {
   unsigned seed = freshSeed();
   auto exits = gdrtest::runRanks(
       3, [&](int rank, int nr, gdrComm_t comm) { return everyCollective(rank, nr, comm, seed); },
-      {{"GDR_TRANSPORT", "shm"},
-       {"GDR_SHM_CMA_THRESHOLD", "1"},
-       {"GDR_TIMEOUT_MS", "60000"}},
-      500);
+      {{"GDR_TRANSPORT", "shm"}, {"GDR_SHM_CMA_THRESHOLD", "1"}, {"GDR_TIMEOUT_MS", "60000"}}, 500);
   std::string why;
   EXPECT_TRUE(gdrtest::allOk(exits, &why)) << why << " (seed " << seed << ")";
 }

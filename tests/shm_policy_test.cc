@@ -17,7 +17,8 @@ OpSig sigOf(CollKind k) {
 }
 
 TEST(ShmPolicy, ThresholdByCollective) {
-  for (CollKind k : {CollKind::AllGather, CollKind::AllToAll, CollKind::AllToAllv, CollKind::ReduceScatter})
+  for (CollKind k :
+       {CollKind::AllGather, CollKind::AllToAll, CollKind::AllToAllv, CollKind::ReduceScatter})
     EXPECT_EQ(cmaThresholdFor(sigOf(k), -1), 64u << 10) << gdr::coll::collName(k);
   EXPECT_EQ(cmaThresholdFor(sigOf(CollKind::Reduce), -1), 1u << 20);
   for (CollKind k : {CollKind::AllReduce, CollKind::Broadcast, CollKind::Barrier})

@@ -15,9 +15,9 @@
 
 #include "bootstrap/bootstrap.h"
 #include "collectives/schedule_cache.h"
+#include "comm/topo_plan.h"
 #include "core/function_ref.h"
 #include "core/net.h"
-#include "comm/topo_plan.h"
 #include "transport/shm/shm_segment.h"
 #include "transport/transport.h"
 

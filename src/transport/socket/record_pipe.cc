@@ -111,7 +111,8 @@ void SealPipe::fill(const iovec* iov, int n, size_t skip) {
         s.state.store(kFailed, std::memory_order_release);
       }
     };
-    if (handOff(pool, take, head)) pool->submit(job);
+    if (handOff(pool, take, head))
+      pool->submit(job);
     else job();
   }
 }
@@ -237,7 +238,8 @@ bool OpenPipe::readAhead() {
       bool ok = security::openRecord(st_.key, counter, s.buf.data(), s.plain);
       s.state.store(ok ? kReady : kFailed, std::memory_order_release);
     };
-    if (handOff(pool, s.plain, st_.count == 1)) pool->submit(job);
+    if (handOff(pool, s.plain, st_.count == 1))
+      pool->submit(job);
     else job();
   }
   return true;
