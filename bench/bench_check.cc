@@ -30,7 +30,7 @@ void fillInputs(const Options& o, const Plan& p, const Bufs& b, int rank, int nr
     else for (size_t i = 0; i < p.recvBytes / ts; ++i) store(o.type, b.recv, i, static_cast<double>(valueOf(o, o.root, i, seed)));
     return;
   }
-  if (o.coll == Coll::AllToAll) {  // block d, element j: from (rank) to d
+  if (o.coll == Coll::AllToAll || o.coll == Coll::AllToAllv) {  // block d, element j: from (rank) to d
     for (int d = 0; d < nranks; ++d)
       for (size_t j = 0; j < p.count; ++j) store(o.type, b.send, d * p.count + j, valueOf(o, rank, d * p.count + j, seed));
     return;
@@ -66,6 +66,7 @@ size_t countErrors(const Options& o, const Plan& p, const Bufs& b, int rank, int
       for (size_t i = 0; i < p.count; ++i) check(i, static_cast<double>(valueOf(o, o.root, i, seed)));
       break;
     case Coll::AllToAll:
+    case Coll::AllToAllv:
       for (int s = 0; s < nranks; ++s)
         for (size_t j = 0; j < p.count; ++j)
           check(s * p.count + j, static_cast<double>(valueOf(o, s, rank * p.count + j, seed)));

@@ -21,6 +21,9 @@ gdrResult_t runGdr(const Options& o, const Plan& p, const Bufs& b, gdrComm_t com
     case Coll::Bcast: return gdrBroadcast(b.recv, p.count, o.type, o.root, comm, b.stream);
     case Coll::Reduce: return gdrReduce(b.send, b.recv, p.count, o.type, o.op, o.root, comm, b.stream);
     case Coll::AllToAll: return gdrAllToAll(b.send, p.count, b.recv, o.type, comm, b.stream);
+    case Coll::AllToAllv:
+      return gdrAllToAllv(b.send, p.counts.data(), p.displs.data(), b.recv, p.counts.data(), p.displs.data(),
+                          o.type, comm, b.stream);
     case Coll::Barrier: return gdrBarrier(comm, b.stream);
     case Coll::SendRecv: {
       // Ping-pong between rank pairs (0,1), (2,3), ...; an odd last rank idles.
@@ -58,6 +61,10 @@ void runMpi(const Options& o, const Plan& p, const Bufs& b, MPI_Comm comm, int r
     case Coll::Bcast: MPI_Bcast(b.recv, n, t, o.root, comm); break;
     case Coll::Reduce: MPI_Reduce(b.send, b.recv, n, t, op, o.root, comm); break;
     case Coll::AllToAll: MPI_Alltoall(b.send, n, t, b.recv, n, t, comm); break;
+    case Coll::AllToAllv:
+      MPI_Alltoallv(b.send, p.mpiCounts.data(), p.mpiDispls.data(), t, b.recv, p.mpiCounts.data(),
+                    p.mpiDispls.data(), t, comm);
+      break;
     case Coll::Barrier: MPI_Barrier(comm); break;
     case Coll::SendRecv: {
       int size = 0;
@@ -127,8 +134,10 @@ void runNccl(const Options& o, const Plan& p, const Bufs& b, void* ncclComm, int
     case Coll::ReduceScatter: ncclCheck(ncclReduceScatter(b.send, b.recv, n, t, op, c, s), "ncclReduceScatter"); break;
     case Coll::Bcast: ncclCheck(ncclBroadcast(b.recv, b.recv, n, t, o.root, c, s), "ncclBroadcast"); break;
     case Coll::Reduce: ncclCheck(ncclReduce(b.send, b.recv, n, t, op, o.root, c, s), "ncclReduce"); break;
-    case Coll::AllToAll: {
-      // NCCL has no all-to-all call: the usual grouped send/recv.
+    case Coll::AllToAll:
+    case Coll::AllToAllv: {
+      // NCCL has no all-to-all call: the usual grouped send/recv (equal
+      // blocks, so one form serves both).
       const size_t eb = typeSize(o.type);
       ncclCheck(ncclGroupStart(), "ncclGroupStart");
       for (int r = 0; r < size; ++r) {

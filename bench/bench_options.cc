@@ -10,7 +10,7 @@ namespace bench {
 namespace {
 
 const char* kUsage =
-    "usage: gdr-bench <allreduce|allgather|reducescatter|bcast|reduce|alltoall|sendrecv|barrier> [options]\n"
+    "usage: gdr-bench <allreduce|allgather|reducescatter|bcast|reduce|alltoall|alltoallv|sendrecv|barrier> [options]\n"
     "  --min BYTES        smallest message (default 4; k/m/g suffixes allowed)\n"
     "  --max BYTES        largest message (default 64m)\n"
     "  --iters N          timed iterations per size up to 1 MiB (default 200; a tenth above)\n"
@@ -26,7 +26,7 @@ const char* kUsage =
     "  --graph            (with --mem cuda) capture the timed iterations in a CUDA graph, time its replay\n"
     "  --csv FILE         also write the table as CSV (rank 0)\n"
     "Sizes follow nccl-tests: the total buffer in bytes (allgather: the output; reducescatter and\n"
-    "alltoall: the input). busbw uses nccl-tests' factors.\n";
+    "alltoall(v): the input; alltoallv with equal blocks). busbw uses nccl-tests' factors.\n";
 
 const char* kTypes[] = {"int8",    "uint8",   "int32",   "uint32",     "int64",     "uint64",
                         "float16", "bfloat16", "float32", "float64", "float8e4m3", "float8e5m2"};
@@ -81,7 +81,7 @@ Options parse(int argc, char** argv, int rank) {
     Coll c;
   } kColls[] = {{"allreduce", Coll::AllReduce}, {"allgather", Coll::AllGather}, {"reducescatter", Coll::ReduceScatter},
                 {"bcast", Coll::Bcast},         {"reduce", Coll::Reduce},       {"alltoall", Coll::AllToAll},
-                {"sendrecv", Coll::SendRecv},   {"barrier", Coll::Barrier}};
+                {"alltoallv", Coll::AllToAllv}, {"sendrecv", Coll::SendRecv},   {"barrier", Coll::Barrier}};
   bool found = false;
   for (auto& c : kColls)
     if (!std::strcmp(argv[1], c.name)) o.coll = c.c, o.collName = c.name, found = true;

@@ -8,7 +8,7 @@
 
 namespace bench {
 
-enum class Coll { AllReduce, AllGather, ReduceScatter, Bcast, Reduce, AllToAll, SendRecv, Barrier };
+enum class Coll { AllReduce, AllGather, ReduceScatter, Bcast, Reduce, AllToAll, AllToAllv, SendRecv, Barrier };
 
 struct Options {
   Coll coll = Coll::AllReduce;

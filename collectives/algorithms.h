@@ -23,6 +23,7 @@ Schedule chainReduce(const CollArgs& a);
 Schedule ringReduce(const CollArgs& a);  // reduce_ring.cc
 Schedule pairwiseAllToAll(const CollArgs& a);  // alltoall.cc
 Schedule directAllToAll(const CollArgs& a);
+Schedule directAllToAllv(const CollArgs& a);
 Schedule pairwiseAllToAllv(const CollArgs& a);
 Schedule disseminationBarrier(const CollArgs& a);  // barrier.cc
 

@@ -11,6 +11,9 @@
 // the whole exchange costs about one alpha instead of n-1 (a step that waits
 // on a receive no longer holds back the sends after it). Large blocks stay
 // pairwise: n-1 messages in flight at once would contend for the links.
+// Both forms send the same chunks between any two ranks in the same order,
+// so ranks may choose differently: for all-to-allv each rank judges by its
+// own blocks.
 #include <algorithm>
 #include <functional>
 
@@ -39,24 +42,31 @@ Schedule pairwise(const CollArgs& a, const std::function<Span(int)>& sendBlock,
   return s;
 }
 
-}  // namespace
-
-Schedule directAllToAll(const CollArgs& a) {
+Schedule direct(const CollArgs& a, const std::function<Span(int)>& sendBlock,
+                const std::function<Span(int)>& recvBlock) {
   Schedule s;
   const int n = a.nranks, r = a.rank;
-  auto block = [&](int i) { return Span{static_cast<size_t>(i) * a.count, a.count}; };
-  if (a.count > 0) addCopy(s, in(block(r)), out(block(r)), 0);
-  const size_t nc = numChunks(a.count, a.chunkElems);
-  for (int k = 1; k < n; ++k)
-    for (size_t c = 0; c < nc; ++c)
-      addSend(s, (r + k) % n, in(chunkOf(block((r + k) % n), a.chunkElems, c)),
-              static_cast<int>(c));
-  for (int k = 1; k < n; ++k)
-    for (size_t c = 0; c < nc; ++c)
-      addRecv(s, (r - k + n) % n, out(chunkOf(block((r - k + n) % n), a.chunkElems, c)),
-              static_cast<int>(c));
+  const Span own = sendBlock(r);
+  if (own.count > 0) addCopy(s, in(own), out(recvBlock(r)), 0);
+  for (int k = 1; k < n; ++k) {
+    const int to = (r + k) % n;
+    const Span sb = sendBlock(to);
+    for (size_t c = 0; c < numChunks(sb.count, a.chunkElems); ++c)
+      addSend(s, to, in(chunkOf(sb, a.chunkElems, c)), static_cast<int>(c));
+  }
+  for (int k = 1; k < n; ++k) {
+    const int from = (r - k + n) % n;
+    const Span rb = recvBlock(from);
+    for (size_t c = 0; c < numChunks(rb.count, a.chunkElems); ++c)
+      addRecv(s, from, out(chunkOf(rb, a.chunkElems, c)), static_cast<int>(c));
+  }
   return s;
 }
+
+Span vSend(const CollArgs& a, int i) { return Span{a.sendDispls[i], a.sendCounts[i]}; }
+Span vRecv(const CollArgs& a, int i) { return Span{a.recvDispls[i], a.recvCounts[i]}; }
+
+}  // namespace
 
 Schedule pairwiseAllToAll(const CollArgs& a) {
   auto block = [&](int i) { return Span{static_cast<size_t>(i) * a.count, a.count}; };
@@ -64,14 +74,16 @@ Schedule pairwiseAllToAll(const CollArgs& a) {
 }
 
 Schedule pairwiseAllToAllv(const CollArgs& a) {
-  return pairwise(
-      a,
-      [&](int i) {
-        return Span{a.sendDispls[i], a.sendCounts[i]};
-      },
-      [&](int i) {
-        return Span{a.recvDispls[i], a.recvCounts[i]};
-      });
+  return pairwise(a, [&](int i) { return vSend(a, i); }, [&](int i) { return vRecv(a, i); });
+}
+
+Schedule directAllToAll(const CollArgs& a) {
+  auto block = [&](int i) { return Span{static_cast<size_t>(i) * a.count, a.count}; };
+  return direct(a, block, block);
+}
+
+Schedule directAllToAllv(const CollArgs& a) {
+  return direct(a, [&](int i) { return vSend(a, i); }, [&](int i) { return vRecv(a, i); });
 }
 
 }  // namespace gdr::coll::detail

@@ -35,6 +35,7 @@ const Entry kTable[] = {
     {Algo::Chain, CollKind::Reduce, detail::chainReduce},
     {Algo::Pairwise, CollKind::AllToAll, detail::pairwiseAllToAll},
     {Algo::Direct, CollKind::AllToAll, detail::directAllToAll},
+    {Algo::Direct, CollKind::AllToAllv, detail::directAllToAllv},
     {Algo::Pairwise, CollKind::AllToAllv, detail::pairwiseAllToAllv},
     {Algo::Dissemination, CollKind::Barrier, detail::disseminationBarrier},
 };

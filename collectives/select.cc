@@ -23,7 +23,10 @@
 //                  (every message posted at once; on 2 cores it took 0.76-0.99x
 //                  pairwise's time at np 4 and 0.36-0.83x at np 8 there, and
 //                  1.2-1.6x at np 4 with 32-64 KiB blocks); else pairwise.
-//   alltoallv      pairwise.  barrier: dissemination.
+//   alltoallv      the same rule on this rank's largest block, sent or
+//                  received (ranks may differ: see alltoall.cc).
+//   barrier        dissemination.
+#include <algorithm>
 #include <atomic>
 #include <string>
 
@@ -108,7 +111,16 @@ size_t messageBytes(const CollArgs& a, size_t elemBytes) {
   }
 }
 
-Algo defaultAlgo(const CollArgs& a, size_t bytes) {
+// The largest block this rank sends or receives in an all-to-allv, in bytes.
+size_t largestBlock(const CollArgs& a, size_t elemBytes) {
+  size_t m = 0;
+  for (size_t c : a.sendCounts) m = std::max(m, c);
+  for (size_t c : a.recvCounts) m = std::max(m, c);
+  return m * elemBytes;
+}
+
+Algo defaultAlgo(const CollArgs& a, size_t bytes, size_t elemBytes) {
+  constexpr size_t kDirectBlock = 16u << 10;
   const bool pow2 = (a.nranks & (a.nranks - 1)) == 0;
   switch (a.kind) {
     case CollKind::AllReduce:
@@ -126,10 +138,10 @@ Algo defaultAlgo(const CollArgs& a, size_t bytes) {
     case CollKind::ReduceScatter:
       return bytes <= (64u << 10) ? Algo::RecHalvingDoubling : Algo::Ring;
     case CollKind::AllToAll:
-      return a.nranks >= 3 && bytes / static_cast<size_t>(a.nranks) <= (16u << 10) ? Algo::Direct
-                                                                                   : Algo::Pairwise;
+      return a.nranks >= 3 && bytes / static_cast<size_t>(a.nranks) <= kDirectBlock ? Algo::Direct
+                                                                                    : Algo::Pairwise;
     case CollKind::AllToAllv:
-      return Algo::Pairwise;
+      return a.nranks >= 3 && largestBlock(a, elemBytes) <= kDirectBlock ? Algo::Direct : Algo::Pairwise;
     case CollKind::Barrier:
       return Algo::Dissemination;
   }
@@ -139,7 +151,7 @@ Algo defaultAlgo(const CollArgs& a, size_t bytes) {
 }  // namespace
 
 Algo select(const CollArgs& args, size_t elemBytes) {
-  const Algo fallback = defaultAlgo(args, messageBytes(args, elemBytes));
+  const Algo fallback = defaultAlgo(args, messageBytes(args, elemBytes), elemBytes);
   Algo forced;
   if (!forcedAlgo(args.kind, &forced)) return fallback;
   if (supports(forced, args)) return forced;

@@ -1,6 +1,8 @@
-// Pairwise all-to-allv through the simulator: uneven counts with zeros,
-// displacements with gaps and in shuffled order, for nranks 1..16. The
-// counts are random, fresh every run; the seed is printed on failure.
+// All-to-allv through the simulator: uneven counts with zeros, displacements
+// with gaps and in shuffled order, for nranks 1..16; pairwise, direct, and
+// each rank choosing one or the other (as the default selection may: every
+// rank judges by its own blocks). The counts are random, fresh every run;
+// the seed is printed on failure.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -46,7 +48,17 @@ std::vector<CollArgs> allToAllvArgs(const std::vector<std::vector<size_t>>& matr
   return args;
 }
 
-TEST(ScheduleAllToAllv, PairwiseUnevenCounts) {
+// Builds rank r's schedule with algos[r % algos.size()], then checks as
+// sim::check does.
+std::string checkMixed(const std::vector<Algo>& algos, const std::vector<CollArgs>& args) {
+  std::vector<Schedule> schedules;
+  for (const CollArgs& a : args) schedules.push_back(build(algos[a.rank % algos.size()], a));
+  std::string err = sim::checkShape(args, schedules);
+  if (!err.empty()) return err;
+  return sim::verify(args, sim::simulate(args, schedules));
+}
+
+TEST(ScheduleAllToAllv, EveryFormUnevenCounts) {
   const unsigned seed = std::random_device{}();
   std::mt19937 rng(seed);
   int failures = 0;
@@ -72,11 +84,15 @@ TEST(ScheduleAllToAllv, PairwiseUnevenCounts) {
         }
       }
       for (size_t chunk : sim::sweepChunks()) {
-        const std::string err = sim::check(Algo::Pairwise, allToAllvArgs(m, chunk, rng));
-        if (err.empty()) continue;
-        ADD_FAILURE() << "seed " << seed << " nranks " << n << " pattern " << pattern << " chunk "
-                      << chunk << ": " << err;
-        if (++failures >= 5) return;
+        const std::vector<std::vector<Algo>> forms = {
+            {Algo::Pairwise}, {Algo::Direct}, {Algo::Direct, Algo::Pairwise}, {Algo::Pairwise, Algo::Direct}};
+        for (size_t f = 0; f < forms.size(); ++f) {
+          const std::string err = checkMixed(forms[f], allToAllvArgs(m, chunk, rng));
+          if (err.empty()) continue;
+          ADD_FAILURE() << "seed " << seed << " nranks " << n << " pattern " << pattern << " chunk " << chunk
+                        << " form " << f << ": " << err;
+          if (++failures >= 5) return;
+        }
       }
     }
   }

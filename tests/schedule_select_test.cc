@@ -128,7 +128,22 @@ TEST(ScheduleSelect, DefaultsBySizeAndRanks) {
   EXPECT_EQ(select(args(CollKind::AllToAll, 4, 4096), 4), Algo::Direct);  // 16 KiB blocks
   EXPECT_EQ(select(args(CollKind::AllToAll, 4, 4097), 4), Algo::Pairwise);
   EXPECT_EQ(select(args(CollKind::AllToAll, 2, 16), 4), Algo::Pairwise);
-  EXPECT_EQ(select(args(CollKind::AllToAllv, 4, 0), 4), Algo::Pairwise);
+  {
+    // All-to-allv: by this rank's largest block, sent or received.
+    CollArgs v = args(CollKind::AllToAllv, 4, 0);
+    v.sendCounts = {10, 20, 4096, 0};
+    v.recvCounts = {1, 1, 1, 1};
+    EXPECT_EQ(select(v, 4), Algo::Direct);  // 16 KiB at most
+    v.recvCounts[3] = 4097;
+    EXPECT_EQ(select(v, 4), Algo::Pairwise);
+    v.recvCounts[3] = 1;
+    EXPECT_EQ(select(v, 8), Algo::Pairwise);  // 4096 doubles: 32 KiB
+    v.nranks = 2;
+    v.sendCounts.resize(2);
+    v.recvCounts.resize(2);
+    v.sendCounts[1] = 1;
+    EXPECT_EQ(select(v, 4), Algo::Pairwise);  // two ranks: the two forms are one
+  }
   EXPECT_EQ(select(args(CollKind::Barrier, 4, 0), 4), Algo::Dissemination);
   // Every default serves its collective.
   for (int k = 0; k < kNumKinds; ++k)
