@@ -23,42 +23,33 @@
 namespace gdr::coll::detail {
 namespace {
 
-Schedule pairwise(const CollArgs& a, const std::function<Span(int)>& sendBlock,
-                  const std::function<Span(int)>& recvBlock) {
+// Pairwise: step k's sends and receives alternate chunk by chunk. Direct
+// (sendsFirst): every step's sends, then every step's receives.
+Schedule exchange(const CollArgs& a, const std::function<Span(int)>& sendBlock,
+                  const std::function<Span(int)>& recvBlock, bool sendsFirst) {
   Schedule s;
   const int n = a.nranks, r = a.rank;
   const Span own = sendBlock(r);
   if (own.count > 0) addCopy(s, in(own), out(recvBlock(r)), 0);
+  auto recvChunk = [&](int from, const Span& rb, size_t c) {
+    addRecv(s, from, out(chunkOf(rb, a.chunkElems, c)), static_cast<int>(c));
+  };
   for (int k = 1; k < n; ++k) {
     const int to = (r + k) % n, from = (r - k + n) % n;
     const Span sb = sendBlock(to), rb = recvBlock(from);
-    const size_t ns = numChunks(sb.count, a.chunkElems), nr = numChunks(rb.count, a.chunkElems);
+    const size_t ns = numChunks(sb.count, a.chunkElems);
+    const size_t nr = sendsFirst ? 0 : numChunks(rb.count, a.chunkElems);
     for (size_t c = 0; c < std::max(ns, nr); ++c) {
-      const int ci = static_cast<int>(c);
-      if (c < ns) addSend(s, to, in(chunkOf(sb, a.chunkElems, c)), ci);
-      if (c < nr) addRecv(s, from, out(chunkOf(rb, a.chunkElems, c)), ci);
+      if (c < ns) addSend(s, to, in(chunkOf(sb, a.chunkElems, c)), static_cast<int>(c));
+      if (c < nr) recvChunk(from, rb, c);
     }
   }
-  return s;
-}
-
-Schedule direct(const CollArgs& a, const std::function<Span(int)>& sendBlock,
-                const std::function<Span(int)>& recvBlock) {
-  Schedule s;
-  const int n = a.nranks, r = a.rank;
-  const Span own = sendBlock(r);
-  if (own.count > 0) addCopy(s, in(own), out(recvBlock(r)), 0);
-  for (int k = 1; k < n; ++k) {
-    const int to = (r + k) % n;
-    const Span sb = sendBlock(to);
-    for (size_t c = 0; c < numChunks(sb.count, a.chunkElems); ++c)
-      addSend(s, to, in(chunkOf(sb, a.chunkElems, c)), static_cast<int>(c));
-  }
-  for (int k = 1; k < n; ++k) {
-    const int from = (r - k + n) % n;
-    const Span rb = recvBlock(from);
-    for (size_t c = 0; c < numChunks(rb.count, a.chunkElems); ++c)
-      addRecv(s, from, out(chunkOf(rb, a.chunkElems, c)), static_cast<int>(c));
+  if (sendsFirst) {
+    for (int k = 1; k < n; ++k) {
+      const int from = (r - k + n) % n;
+      const Span rb = recvBlock(from);
+      for (size_t c = 0; c < numChunks(rb.count, a.chunkElems); ++c) recvChunk(from, rb, c);
+    }
   }
   return s;
 }
@@ -70,20 +61,22 @@ Span vRecv(const CollArgs& a, int i) { return Span{a.recvDispls[i], a.recvCounts
 
 Schedule pairwiseAllToAll(const CollArgs& a) {
   auto block = [&](int i) { return Span{static_cast<size_t>(i) * a.count, a.count}; };
-  return pairwise(a, block, block);
+  return exchange(a, block, block, false);
 }
 
 Schedule pairwiseAllToAllv(const CollArgs& a) {
-  return pairwise(a, [&](int i) { return vSend(a, i); }, [&](int i) { return vRecv(a, i); });
+  return exchange(
+      a, [&](int i) { return vSend(a, i); }, [&](int i) { return vRecv(a, i); }, false);
 }
 
 Schedule directAllToAll(const CollArgs& a) {
   auto block = [&](int i) { return Span{static_cast<size_t>(i) * a.count, a.count}; };
-  return direct(a, block, block);
+  return exchange(a, block, block, true);
 }
 
 Schedule directAllToAllv(const CollArgs& a) {
-  return direct(a, [&](int i) { return vSend(a, i); }, [&](int i) { return vRecv(a, i); });
+  return exchange(
+      a, [&](int i) { return vSend(a, i); }, [&](int i) { return vRecv(a, i); }, true);
 }
 
 }  // namespace gdr::coll::detail
