@@ -378,14 +378,11 @@ int runMismatch(gdrComm_t comm) {
   return ok ? 0 : 1;
 }
 
-// A remote access error: rank 0 writes with a broken key; its error names the
-// peer, the QP and the verbs status, and rank 1 hears of it.
-// Rank 0 breaks the connection only once rank 1 is past everything before
-// this test (the seed broadcast): a QP in error fails whatever is still in
-// flight on it, and rank 1 would see that operation fail instead of the
-// receive. The ranks say so through a file beside the unique id's, since the
-// communicator itself cannot carry it without the same race.
-bool waitForReadyFile(const std::string& path) {
+// Waits (60 s at most) for `path` to exist; false, and a message, if it
+// does not. The ranks' side channel: files next to GDR_TEST_ID_FILE, each
+// made whole before it appears (written elsewhere and renamed) or carrying
+// nothing but its existence.
+bool waitForFile(const std::string& path) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (!std::ifstream(path)) {
     if (std::chrono::steady_clock::now() > deadline) {
@@ -397,10 +394,16 @@ bool waitForReadyFile(const std::string& path) {
   return true;
 }
 
+// A remote access error: rank 0 writes with a broken key; its error names the
+// peer, the QP and the verbs status, and rank 1 hears of it. Rank 0 breaks
+// the connection only once rank 1 is past everything before this test (the
+// seed broadcast): a QP in error fails whatever is still in flight on it,
+// and rank 1 would see that operation fail instead of the receive. The
+// communicator cannot say so without the same race; a file can.
 int runBadKey(gdrComm_t comm) {
   const std::string ready = gIdFile + ".badkey-ready";
   if (gRank == 1) std::ofstream(ready) << "1\n";
-  if (gRank == 0 && !waitForReadyFile(ready)) return 1;
+  if (gRank == 0 && !waitForFile(ready)) return 1;
 #if GDR_HAVE_IB
   auto* c = static_cast<gdr::Communicator*>(comm);
   if (gRank == 0)
@@ -458,11 +461,11 @@ int main(int argc, char** argv) {
   gRank = envInt("GDR_TEST_RANK", 0);
   gSize = envInt("GDR_TEST_NRANKS", 1);
   const char* idFile = std::getenv("GDR_TEST_ID_FILE");
-  if (idFile) gIdFile = idFile;
   if (!idFile) {
     std::fprintf(stderr, "GDR_TEST_ID_FILE is not set\n");
     return 2;
   }
+  gIdFile = idFile;
   gdrUniqueId id;
   gdrComm_t comm = nullptr;
   if (gRank == 0) {
@@ -470,17 +473,10 @@ int main(int argc, char** argv) {
     std::string tmp = std::string(idFile) + ".tmp";
     std::ofstream(tmp, std::ios::binary).write(id.internal, sizeof(id.internal));
     std::rename(tmp.c_str(), idFile);
-  } else {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    for (;;) {
-      std::ifstream f(idFile, std::ios::binary);
-      if (f && f.read(id.internal, sizeof(id.internal))) break;
-      if (std::chrono::steady_clock::now() > deadline) {
-        std::fprintf(stderr, "[rank %d] no unique id in %s after 60 s\n", gRank, idFile);
-        return 2;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+  } else if (!waitForFile(idFile) ||
+             !std::ifstream(idFile, std::ios::binary).read(id.internal, sizeof(id.internal))) {
+    std::fprintf(stderr, "[rank %d] no unique id in %s\n", gRank, idFile);
+    return 2;
   }
   auto t0 = std::chrono::steady_clock::now();
   CHECK_OK(gdrCommInitRank(&comm, gSize, id, gRank));
