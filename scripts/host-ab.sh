@@ -24,9 +24,9 @@ for run in $(seq "$RUNS"); do
     done
   done
 done
-python3 - "$OUT" "$COLLS" "$RUNS" <<'PY'
+python3 - "$OUT" "$COLLS" "$RUNS" "$NP" <<'PY'
 import sys, statistics, collections
-out, colls, runs = sys.argv[1], sys.argv[2].split(), int(sys.argv[3])
+out, colls, runs, np_ = sys.argv[1], sys.argv[2].split(), int(sys.argv[3]), sys.argv[4]
 for c in colls:
     t = collections.defaultdict(lambda: collections.defaultdict(list))
     for v in "AB":
@@ -37,7 +37,7 @@ for c in colls:
                     if f[7] != "ok": sys.exit(f"{c} {v} run {r}: check failed at {f[0]} B")
                     t[int(f[0])][v].append(float(f[2]))
                     t[int(f[0])]["mpi"].append(float(f[8]))
-    print(f"\n{c}, np {sys.argv[0] and ''}".rstrip(", np ") + f": median of {runs} runs (us)\n")
+    print(f"\n{c}, np {np_}: median of {runs} runs (us)\n")
     print("| size (B) | A | B | B/A | Open MPI | MPI/B |\n| ---: | ---: | ---: | ---: | ---: | ---: |")
     for s in sorted(t):
         a, b, m = (statistics.median(t[s][k]) for k in ("A", "B", "mpi"))
