@@ -11,18 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "support/exit_checks.h"
 #include "support/multiproc.h"
 
 namespace {
 
 using gdrtest::runRanks;
 
-bool contains(const char* text, const char* part) { return std::strstr(text, part) != nullptr; }
-
-void expectAllOk(const std::vector<gdrtest::RankExit>& exits) {
-  std::string why;
-  EXPECT_TRUE(gdrtest::allOk(exits, &why)) << why;
-}
+using gdrtest::contains;
+using gdrtest::expectAllOk;
 
 TEST(Failure, BadArgumentsGiveClearErrorsAndLeaveTheCommunicatorUsable) {
   auto exits = runRanks(2, [](int rank, int n, gdrComm_t comm) {

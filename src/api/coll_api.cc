@@ -70,6 +70,13 @@ void checkBuf(const void* p, size_t count, const char* what) {
   GDR_CHECK_ARG(p || count == 0, "%s is NULL", what);
 }
 
+// A buffer the call reads or writes itself (never the in-place marker, which
+// only a send buffer may be: its value is a pointer no program owns).
+void checkRealBuf(const void* p, size_t count, const char* what) {
+  checkBuf(p, count, what);
+  GDR_CHECK_ARG(p != GDR_IN_PLACE, "%s is GDR_IN_PLACE, which only a send buffer may be", what);
+}
+
 void checkRoot(const Communicator& c, int root) {
   GDR_CHECK_ARG(root >= 0 && root < c.size(), "root %d is outside [0, %d)", root, c.size());
 }
@@ -125,7 +132,7 @@ gdrResult_t gdrAllReduce(const void* sendbuf, void* recvbuf, size_t count, gdrDa
     checkOp(op);
     checkCount(count, 1, datatype, "count");
     checkBuf(sendbuf, count, "sendbuf");
-    checkBuf(recvbuf, count, "recvbuf");
+    checkRealBuf(recvbuf, count, "recvbuf");
     const bool dev = gdr::isDeviceCall(sendbuf, recvbuf);
     CollCall call{CollKind::AllReduce, sendbuf, recvbuf, count, datatype, op};
     call.inPlace = inPlace(sendbuf, recvbuf);
@@ -139,7 +146,7 @@ gdrResult_t gdrBroadcast(void* buffer, size_t count, gdrDataType_t datatype, int
     Communicator& c = ready(comm);
     checkType(datatype);
     checkCount(count, 1, datatype, "count");
-    checkBuf(buffer, count, "buffer");
+    checkRealBuf(buffer, count, "buffer");
     checkRoot(c, root);
     const bool dev = gdr::isDeviceCall(buffer);
     CollCall call{CollKind::Broadcast, buffer, buffer, count, datatype, gdrSum, root};
@@ -158,7 +165,7 @@ gdrResult_t gdrReduce(const void* sendbuf, void* recvbuf, size_t count, gdrDataT
     const bool isRoot = c.rank() == root;
     GDR_CHECK_ARG(isRoot || sendbuf != GDR_IN_PLACE, "GDR_IN_PLACE is only valid on the root");
     checkBuf(sendbuf, count, "sendbuf");
-    if (isRoot) checkBuf(recvbuf, count, "recvbuf (on the root)");
+    if (isRoot) checkRealBuf(recvbuf, count, "recvbuf (on the root)");
     const bool dev = gdr::isDeviceCall(sendbuf, isRoot ? recvbuf : nullptr);
     CollCall call{CollKind::Reduce, sendbuf, recvbuf, count, datatype, op, root};
     call.inPlace = isRoot && inPlace(sendbuf, recvbuf);
@@ -173,7 +180,7 @@ gdrResult_t gdrAllGather(const void* sendbuf, size_t sendcount, void* recvbuf, g
     checkType(datatype);
     checkCount(sendcount, c.size(), datatype, "sendcount");
     checkBuf(sendbuf, sendcount, "sendbuf");
-    checkBuf(recvbuf, sendcount, "recvbuf");
+    checkRealBuf(recvbuf, sendcount, "recvbuf");
     const bool dev = gdr::isDeviceCall(sendbuf, recvbuf);
     CollCall call{CollKind::AllGather, sendbuf, recvbuf, sendcount, datatype};
     call.inPlace = sendbuf == GDR_IN_PLACE;
@@ -189,7 +196,7 @@ gdrResult_t gdrReduceScatter(const void* sendbuf, void* recvbuf, size_t recvcoun
     checkOp(op);
     checkCount(recvcount, c.size(), datatype, "recvcount");
     checkBuf(sendbuf, recvcount, "sendbuf");
-    checkBuf(recvbuf, recvcount, "recvbuf");
+    checkRealBuf(recvbuf, recvcount, "recvbuf");
     const bool dev = gdr::isDeviceCall(sendbuf, recvbuf);
     GDR_CHECK_ARG(sendbuf != recvbuf || recvcount == 0,
                   "sendbuf equals recvbuf: pass GDR_IN_PLACE for an in-place reduce-scatter");
@@ -206,7 +213,7 @@ gdrResult_t gdrAllToAll(const void* sendbuf, size_t sendcount, void* recvbuf, gd
     checkType(datatype);
     checkCount(sendcount, c.size(), datatype, "sendcount");
     checkBuf(sendbuf, sendcount, "sendbuf");
-    checkBuf(recvbuf, sendcount, "recvbuf");
+    checkRealBuf(recvbuf, sendcount, "recvbuf");
     const bool dev = gdr::isDeviceCall(sendbuf, recvbuf);
     CollCall call{CollKind::AllToAll, sendbuf, recvbuf, sendcount, datatype};
     call.inPlace = inPlace(sendbuf, recvbuf);
@@ -235,7 +242,7 @@ gdrResult_t gdrAllToAllv(const void* sendbuf, const size_t* sendcounts, const si
       }
     }
     checkBuf(ip ? recvbuf : sendbuf, ip ? anyRecv : anySend, "sendbuf");
-    checkBuf(recvbuf, anyRecv, "recvbuf");
+    checkRealBuf(recvbuf, anyRecv, "recvbuf");
     const bool dev = gdr::isDeviceCall(sendbuf, recvbuf);
     CollCall call{CollKind::AllToAllv, sendbuf, recvbuf, 0, datatype};
     call.inPlace = ip;
@@ -261,7 +268,7 @@ gdrResult_t gdrSend(const void* sendbuf, size_t count, gdrDataType_t datatype, i
     Communicator& c = ready(comm);
     checkType(datatype);
     checkCount(count, 1, datatype, "count");
-    checkBuf(sendbuf, count, "sendbuf");
+    checkRealBuf(sendbuf, count, "sendbuf");
     checkPeer(c, peer);
     runP2P(c, gdr::P2PRequest{true, sendbuf, nullptr, count, datatype, peer, stream}, gdr::isDeviceCall(sendbuf));
   });
@@ -273,7 +280,7 @@ gdrResult_t gdrRecv(void* recvbuf, size_t count, gdrDataType_t datatype, int pee
     Communicator& c = ready(comm);
     checkType(datatype);
     checkCount(count, 1, datatype, "count");
-    checkBuf(recvbuf, count, "recvbuf");
+    checkRealBuf(recvbuf, count, "recvbuf");
     checkPeer(c, peer);
     runP2P(c, gdr::P2PRequest{false, nullptr, recvbuf, count, datatype, peer, stream}, gdr::isDeviceCall(recvbuf));
   });

@@ -1,0 +1,51 @@
+// Defects an outside fault campaign found, each pinned by a test that failed
+// before its fix.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "support/exit_checks.h"
+#include "support/multiproc.h"
+
+namespace {
+
+using gdrtest::runRanks;
+
+using gdrtest::contains;
+using gdrtest::expectAllOk;
+
+// GDR_IN_PLACE is a pointer value no program owns: passed as a buffer the
+// call must read or write, it is an invalid argument, not a dereference of 0x1.
+TEST(Reliability, InPlaceMarkerWhereABufferIsRequiredIsRefused) {
+  auto exits = runRanks(2, [](int rank, int, gdrComm_t comm) {
+    std::vector<float> buf(8, 1.0f);
+    void* ip = GDR_IN_PLACE;
+    auto refused = [&](gdrResult_t r, const char* what) {
+      CHILD_CHECK(r == gdrInvalidArgument && contains(gdrGetLastError(comm), "GDR_IN_PLACE"),
+                  "%s: %d %s", what, r, gdrGetLastError(comm));
+    };
+    refused(gdrBroadcast(ip, 8, gdrFloat32, 0, comm, nullptr), "broadcast buffer");
+    refused(gdrAllReduce(buf.data(), ip, 8, gdrFloat32, gdrSum, comm, nullptr),
+            "all-reduce recvbuf");
+    refused(gdrAllReduce(ip, ip, 8, gdrFloat32, gdrSum, comm, nullptr), "all-reduce both");
+    if (rank == 0)
+      refused(gdrReduce(buf.data(), ip, 8, gdrFloat32, gdrSum, 0, comm, nullptr),
+              "reduce root recvbuf");
+    refused(gdrAllGather(buf.data(), 4, ip, gdrFloat32, comm, nullptr), "all-gather recvbuf");
+    refused(gdrReduceScatter(buf.data(), ip, 4, gdrFloat32, gdrSum, comm, nullptr),
+            "reduce-scatter recvbuf");
+    refused(gdrAllToAll(buf.data(), 4, ip, gdrFloat32, comm, nullptr), "all-to-all recvbuf");
+    refused(gdrSend(ip, 8, gdrFloat32, 1 - rank, comm, nullptr), "send buffer");
+    refused(gdrRecv(ip, 8, gdrFloat32, 1 - rank, comm, nullptr), "recv buffer");
+    // The communicator is still usable.
+    gdrResult_t r = gdrAllReduce(GDR_IN_PLACE, buf.data(), 8, gdrFloat32, gdrSum, comm, nullptr);
+    CHILD_CHECK(r == gdrSuccess && buf[7] == 2.0f, "in-place all-reduce after the refusals: %d %s",
+                r, gdrGetLastError(comm));
+    return 0;
+  });
+  expectAllOk(exits);
+}
+
+}  // namespace
