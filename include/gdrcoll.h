@@ -95,7 +95,9 @@ gdrResult_t gdrBroadcast(void* buffer, size_t count, gdrDataType_t datatype, int
 gdrResult_t gdrReduce(const void* sendbuf, void* recvbuf, size_t count, gdrDataType_t datatype,
                       gdrRedOp_t op, int root, gdrComm_t comm, gdrStream_t stream);
 /* recvbuf holds size * sendcount elements; rank r's block lands at r * sendcount.
- * In-place: sendbuf == GDR_IN_PLACE and the rank's block is already in recvbuf. */
+ * In-place: sendbuf == GDR_IN_PLACE and the rank's block is already in recvbuf
+ * at r * sendcount. sendbuf == recvbuf reads the block from recvbuf's start
+ * (where a sendbuf would hold it) and runs in place. */
 gdrResult_t gdrAllGather(const void* sendbuf, size_t sendcount, void* recvbuf,
                          gdrDataType_t datatype, gdrComm_t comm, gdrStream_t stream);
 /* sendbuf holds size * recvcount elements (MPI_Reduce_scatter_block). In-place:

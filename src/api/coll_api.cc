@@ -183,7 +183,8 @@ gdrResult_t gdrAllGather(const void* sendbuf, size_t sendcount, void* recvbuf, g
     checkRealBuf(recvbuf, sendcount, "recvbuf");
     const bool dev = gdr::isDeviceCall(sendbuf, recvbuf);
     CollCall call{CollKind::AllGather, sendbuf, recvbuf, sendcount, datatype};
-    call.inPlace = sendbuf == GDR_IN_PLACE;
+    call.blockAtStart = sendbuf == recvbuf && sendcount > 0;
+    call.inPlace = sendbuf == GDR_IN_PLACE || call.blockAtStart;
     run(c, call, dev, stream);
   });
 }

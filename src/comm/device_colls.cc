@@ -330,6 +330,13 @@ void runOne(DeviceP2P op) {
 
 void runDeviceCollective(Communicator& comm, const CollCall& call, gdrStream_t stream) {
   auto s = reinterpret_cast<cudaStream_t>(stream);
+  if (call.blockAtStart && comm.rank() != 0) {
+    // The block moves to its slot first, stream-ordered (host_colls.h).
+    const size_t bytes = call.count * coll::typeSize(call.type);
+    char* out = static_cast<char*>(call.recvbuf);
+    checkCuda(cudaMemcpyAsync(out + comm.rank() * bytes, out, bytes, cudaMemcpyDeviceToDevice, s),
+              "moving this rank's all-gather block to its slot");
+  }
   ipc::IpcContext* ctx = ipcFor(comm, true);
   if (ctx) {
     const AlgoPolicy& pol = stateOf(comm).policy;

@@ -78,7 +78,10 @@ void runHostCollective(Communicator& comm, const CollCall& call) {
       break;
     case CollKind::AllGather:
       // In place, this rank's block already sits in the output; the
-      // schedule's copy of it onto itself is skipped.
+      // schedule's copy of it onto itself is skipped. Slot 0 and this
+      // rank's slot overlap only on rank 0, where nothing moves.
+      if (call.blockAtStart && me != 0)
+        std::memcpy(static_cast<char*>(call.recvbuf) + me * call.count * eb, call.recvbuf, call.count * eb);
       bufs.input = call.inPlace ? static_cast<const char*>(call.recvbuf) + me * call.count * eb
                                 : static_cast<const char*>(call.sendbuf);
       bufs.output = static_cast<char*>(call.recvbuf);

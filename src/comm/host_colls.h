@@ -16,6 +16,10 @@ struct CollCall {
   gdrRedOp_t op = gdrSum;
   int root = 0;
   bool inPlace = false;
+  // An all-gather given sendbuf == recvbuf: this rank's block is the first
+  // `count` elements of recvbuf. It moves to its own slot and the call runs
+  // in place (inPlace is set too).
+  bool blockAtStart = false;
   // The buffers hold rows the GPU sealed (staged path, GDR_ENCRYPT=1):
   // transports send them without encrypting again (transport::kSigPreSealed).
   bool preSealed = false;
