@@ -2,9 +2,12 @@
 // before its fix: the in-place marker where a real buffer is required, all-gather
 // with the send buffer aliasing the receive buffer, and more below.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/exit_checks.h"
@@ -73,6 +76,36 @@ TEST(Reliability, AllGatherWithAliasedBuffersIsInPlace) {
       expectAllOk(exits);
     }
   }
+}
+
+// A peer that dies after posting a single-copy (CMA) message: the reader's
+// process_vm_readv fails with ESRCH, which is the peer's failure
+// (gdrRemoteError), not a local system error.
+TEST(Reliability, PeerThatDiesDuringASingleCopyReadIsARemoteError) {
+  auto exits = runRanks(
+      2,
+      [](int rank, int, gdrComm_t comm) {
+        std::vector<double> buf(1 << 17, 1.0);
+        if (rank == 1) {
+          std::thread([] {
+            usleep(150 * 1000);
+            raise(SIGKILL);
+          }).detach();
+          gdrSend(buf.data(), buf.size(), gdrFloat64, 0, comm, nullptr);
+          pause();
+        }
+        usleep(500 * 1000);
+        gdrResult_t r = gdrRecv(buf.data(), buf.size(), gdrFloat64, 1, comm, nullptr);
+        CHILD_CHECK(r == gdrRemoteError && contains(gdrGetLastError(comm), "rank 1"), "got %d: %s",
+                    r, gdrGetLastError(comm));
+        _exit(gdrtest::childFailures() ? 1 : 0);
+        return 0;
+      },
+      {{"GDR_TRANSPORT", "shm"}, {"GDR_SHM_CMA_THRESHOLD", "4096"}, {"GDR_TIMEOUT_MS", "20000"}},
+      60);
+  ASSERT_EQ(exits.size(), 2u);
+  EXPECT_EQ(exits[0].code, 0) << (exits[0].timedOut ? "rank 0 hung" : "rank 0 failed");
+  EXPECT_EQ(exits[1].signal, SIGKILL);
 }
 
 }  // namespace

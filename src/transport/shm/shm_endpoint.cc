@@ -167,6 +167,11 @@ void ShmEndpoint::readRemote(RecvOp* op, uint64_t addr) {
     ssize_t n = process_vm_readv(cfg_.peerPid, &local, 1, &remote, 1, 0);
     if (n < 0) {
       if (errno == EINTR) continue;
+      // ESRCH: the peer exited (or is exiting) while its message was posted.
+      // That is a peer failure, whatever the OS call that saw it first.
+      if (errno == ESRCH || !processAlive(cfg_.peerPid))
+        throw RemoteError(strprintf("rank %d (pid %d) exited while this rank read its message", cfg_.peerRank,
+                                    (int)cfg_.peerPid));
       throw SystemError(strprintf("process_vm_readv of %zu bytes from rank %d (pid %d)", len,
                                   cfg_.peerRank, (int)cfg_.peerPid),
                         errno);
