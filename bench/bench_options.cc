@@ -10,7 +10,9 @@ namespace bench {
 namespace {
 
 const char* kUsage =
-    "usage: gdr-bench <allreduce|allgather|reducescatter|bcast|reduce|alltoall|alltoallv|sendrecv|barrier> [options]\n"
+    "usage: gdr-bench "
+    "<allreduce|allgather|reducescatter|bcast|reduce|alltoall|alltoallv|sendrecv|barrier> "
+    "[options]\n"
     "  --min BYTES        smallest message (default 4; k/m/g suffixes allowed)\n"
     "  --max BYTES        largest message (default 64m)\n"
     "  --iters N          timed iterations per size up to 1 MiB (default 200; a tenth above)\n"
@@ -22,9 +24,18 @@ const char* kUsage =
     "  --root R           root of bcast/reduce (default 0)\n"
     "  --check            validate every size's result against a host reference\n"
     "  --compare mpi      also time the system MPI on the same buffers; print the ratio\n"
-    "  --compare nccl     (with --mem cuda) also time the system NCCL on the same buffers and stream\n"
-    "  --graph            (with --mem cuda) capture the timed iterations in a CUDA graph, time its replay\n"
+    "  --compare nccl     (with --mem cuda) also time the system NCCL on the same buffers and "
+    "stream\n"
+    "  --graph            (with --mem cuda) capture the timed iterations in a CUDA graph, time its "
+    "replay\n"
     "  --csv FILE         also write the table as CSV (rank 0)\n"
+    "  --launcher L       auto (default), mpi, pmix or env: how ranks find each other. pmix and "
+    "env make\n"
+    "                     no MPI call (gdrCommInitFromEnv; no --compare); auto takes mpi under "
+    "mpirun,\n"
+    "                     pmix under another PMIx server (srun --mpi=pmix), env under torchrun, "
+    "Slurm\n"
+    "                     or GDR_COMM_ID variables, and mpi when nothing launched the process\n"
     "Sizes follow nccl-tests: the total buffer in bytes (allgather: the output; reducescatter and\n"
     "alltoall(v): the input; alltoallv with equal blocks). busbw uses nccl-tests' factors.\n";
 
@@ -100,7 +111,13 @@ Options parse(int argc, char** argv, int rank) {
     else if (!std::strcmp(a, "--check")) o.check = true;
     else if (!std::strcmp(a, "--graph")) o.graph = true;
     else if (!std::strcmp(a, "--csv")) o.csv = value();
-    else if (!std::strcmp(a, "--root")) o.root = parseInt(value(), rank);
+    else if (!std::strcmp(a, "--launcher")) {
+      const char* v = value();  // acted on before parsing (bench_world.h)
+      if (std::strcmp(v, "auto") && std::strcmp(v, "mpi") && std::strcmp(v, "pmix") &&
+          std::strcmp(v, "env"))
+        fail(rank, "--launcher must be auto, mpi, pmix or env, not '%s'", v);
+    } else if (!std::strcmp(a, "--root"))
+      o.root = parseInt(value(), rank);
     else if (!std::strcmp(a, "--mem")) {
       const char* v = value();
       if (!std::strcmp(v, "host")) o.cuda = false;

@@ -4,7 +4,8 @@
 // then averaged (avg) and bounded (min, max) over ranks. With --mem cuda the
 // buffers are device memory, every call is enqueued on one stream and timed
 // with CUDA events on it; --compare nccl times the system NCCL on the same
-// buffers and stream.
+// buffers and stream. --launcher picks how the job starts (bench_world.h):
+// through MPI, or without any MPI call under PMIx or a launcher's environment.
 #include <mpi.h>
 #if GDR_BENCH_CUDA
 #include <cuda_runtime_api.h>
@@ -20,6 +21,7 @@
 #include "bench_ops.h"
 #include "bench_options.h"
 #include "bench_plan.h"
+#include "bench_world.h"
 #include "gdrcoll_mpi.h"
 
 using namespace bench;
@@ -31,32 +33,31 @@ struct Timing {
 };
 
 // This rank's time per iteration, averaged and bounded over ranks.
-Timing overRanks(double us, MPI_Comm world) {
-  int n = 1;
-  MPI_Comm_size(world, &n);
+Timing overRanks(double us, const World& world) {
   Timing t;
-  MPI_Allreduce(&us, &t.avg, 1, MPI_DOUBLE, MPI_SUM, world);
-  MPI_Allreduce(&us, &t.min, 1, MPI_DOUBLE, MPI_MIN, world);
-  MPI_Allreduce(&us, &t.max, 1, MPI_DOUBLE, MPI_MAX, world);
-  t.avg /= n;
+  t.avg = world.sum(us) / world.size();
+  t.min = world.min(us);
+  t.max = world.max(us);
   return t;
 }
 
 template <typename Fn>
-Timing timeIt(Fn&& fn, int iters, int warmup, MPI_Comm world) {
+Timing timeIt(Fn&& fn, int iters, int warmup, const World& world) {
   for (int i = 0; i < warmup; ++i) fn();
-  MPI_Barrier(world);
-  double t0 = MPI_Wtime();
+  world.barrier();
+  double t0 = world.seconds();
   for (int i = 0; i < iters; ++i) fn();
-  double us = (MPI_Wtime() - t0) * 1e6 / (iters ? iters : 1);
+  double us = (world.seconds() - t0) * 1e6 / (iters ? iters : 1);
   return overRanks(us, world);
 }
 
 #if GDR_BENCH_CUDA
+const World* gWorld = nullptr;  // for cudaCheck's abort
+
 void cudaCheck(cudaError_t rc, const char* what) {
   if (rc != cudaSuccess) {
     std::fprintf(stderr, "gdr-bench: %s: %s\n", what, cudaGetErrorString(rc));
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    gWorld->abort(1);
   }
 }
 
@@ -72,7 +73,8 @@ double cpuSeconds() {
 // With `graph`, the iterations are captured once into a CUDA graph and the
 // timed region is one replay (what nccl-tests -G does): no launch overhead.
 template <typename Fn>
-Timing timeStream(Fn&& fn, int iters, int warmup, MPI_Comm world, cudaStream_t s, double* cpu, bool graph) {
+Timing timeStream(Fn&& fn, int iters, int warmup, const World& world, cudaStream_t s, double* cpu,
+                  bool graph) {
   for (int i = 0; i < warmup; ++i) fn();
   cudaCheck(cudaStreamSynchronize(s), "cudaStreamSynchronize");
   cudaGraphExec_t exec = nullptr;
@@ -89,7 +91,7 @@ Timing timeStream(Fn&& fn, int iters, int warmup, MPI_Comm world, cudaStream_t s
   cudaEvent_t e0, e1;
   cudaCheck(cudaEventCreate(&e0), "cudaEventCreate");
   cudaCheck(cudaEventCreate(&e1), "cudaEventCreate");
-  MPI_Barrier(world);
+  world.barrier();
   const double c0 = cpuSeconds();
   cudaCheck(cudaEventRecord(e0, s), "cudaEventRecord");
   if (exec)
@@ -105,11 +107,7 @@ Timing timeStream(Fn&& fn, int iters, int warmup, MPI_Comm world, cudaStream_t s
   cudaEventDestroy(e1);
   if (exec) cudaGraphExecDestroy(exec);
   Timing t = overRanks(ms * 1e3 / (iters ? iters : 1), world);
-  int n = 1;
-  MPI_Comm_size(world, &n);
-  double c = *cpu;
-  MPI_Allreduce(&c, cpu, 1, MPI_DOUBLE, MPI_SUM, world);
-  *cpu /= n;
+  *cpu = world.sum(*cpu) / world.size();
   return t;
 }
 
@@ -120,64 +118,57 @@ struct DeviceBuffer {
 };
 #endif
 
-void die(int rank, const char* what, gdrResult_t r, gdrComm_t comm) {
-  std::fprintf(stderr, "gdr-bench: rank %d: %s failed: %s (%s)\n", rank, what, gdrGetErrorString(r),
-               gdrGetLastError(comm));
-  MPI_Abort(MPI_COMM_WORLD, 1);
+void die(const World& w, const char* what, gdrResult_t r) {
+  std::fprintf(stderr, "gdr-bench: rank %d: %s failed: %s (%s)\n", w.rank(), what,
+               gdrGetErrorString(r), gdrGetLastError(w.comm()));
+  w.abort(1);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank = 0, n = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  Options o = parse(argc, argv, rank);
-  if (o.root >= n) {
-    if (rank == 0) std::fprintf(stderr, "gdr-bench: --root %d but only %d ranks\n", o.root, n);
-    MPI_Finalize();
-    return 2;
-  }
+  World world(&argc, &argv);
+  Options o = parse(argc, argv, world.rank());
 #if GDR_BENCH_CUDA
+  gWorld = &world;
   cudaStream_t stream = nullptr;
   void* nccl = nullptr;
   if (o.cuda) {
     // One GPU per rank of a host, as NCCL programs do.
-    MPI_Comm local;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
-    int localRank = 0, ndev = 0;
-    MPI_Comm_rank(local, &localRank);
-    MPI_Comm_free(&local);
+    int ndev = 0;
     cudaCheck(cudaGetDeviceCount(&ndev), "cudaGetDeviceCount");
     cudaCheck(cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync), "cudaSetDeviceFlags");
-    cudaCheck(cudaSetDevice(localRank % ndev), "cudaSetDevice");
+    cudaCheck(cudaSetDevice(world.localRank() % ndev), "cudaSetDevice");
     cudaCheck(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   }
-#else
+#endif
+  world.makeComm();
+  const int rank = world.rank(), n = world.size();
+  gdrComm_t comm = world.comm();
+  gdrResult_t r = gdrSuccess;
+  if (o.root >= n) {
+    if (rank == 0) std::fprintf(stderr, "gdr-bench: --root %d but only %d ranks\n", o.root, n);
+    return 2;
+  }
+#if !GDR_BENCH_CUDA
   if (o.cuda) {
     if (rank == 0) std::fprintf(stderr, "gdr-bench: --mem cuda needs a build with CUDA\n");
-    MPI_Finalize();
     return 2;
   }
 #endif
   if (o.compareNccl && !o.cuda) {
     if (rank == 0) std::fprintf(stderr, "gdr-bench: --compare nccl needs --mem cuda\n");
-    MPI_Finalize();
     return 2;
   }
-  gdrComm_t comm = nullptr;
-  gdrResult_t r = gdrCommInitMPI(&comm, MPI_COMM_WORLD);
-  if (r != gdrSuccess) die(rank, "gdrCommInitMPI", r, nullptr);
 #if GDR_BENCH_CUDA
   // The first device operation must be a collective (it sets up CUDA IPC).
   if (o.cuda && (r = gdrBarrier(comm, reinterpret_cast<gdrStream_t>(stream))) != gdrSuccess)
-    die(rank, "gdrBarrier", r, comm);
+    die(world, "gdrBarrier", r);
 #endif
 
-  const bool compare = o.compareMpi && mpiCanRun(o) && !o.cuda;
+  const bool compare = o.compareMpi && mpiCanRun(o) && !o.cuda && world.mpi();
 #if GDR_BENCH_NCCL
-  const bool compareNccl = o.compareNccl && ncclCanRun(o);
+  const bool compareNccl = o.compareNccl && ncclCanRun(o) && world.mpi();
   if (compareNccl) ncclInit(&nccl, MPI_COMM_WORLD);
 #else
   const bool compareNccl = false;
@@ -186,13 +177,17 @@ int main(int argc, char** argv) {
   const char* peer = compareNccl ? "nccl" : "mpi";
   FILE* csv = nullptr;
   if (rank == 0) {
-    if (o.compareMpi && o.cuda)
+    if ((o.compareMpi || o.compareNccl) && !world.mpi())
+      std::printf("# note: launched without MPI (--launcher %s): no --compare\n",
+                  world.launchName());
+    else if (o.compareMpi && o.cuda)
       std::printf("# note: --compare mpi is for host memory; use --compare nccl with --mem cuda\n");
     else if (o.compareMpi && !compare)
       std::printf("# note: the system MPI has no %s/%s; --compare mpi skipped\n", typeName(o.type),
                   o.op == gdrAvg ? "avg" : "this type");
-    std::printf("# gdr-bench %s  ranks %d  mem %s  type %s  op %d  root %d%s\n", o.collName.c_str(), n,
-                o.cuda ? "cuda" : "host", typeName(o.type), static_cast<int>(o.op), o.root,
+    std::printf("# gdr-bench %s  ranks %d  launcher %s  mem %s  type %s  op %d  root %d%s\n",
+                o.collName.c_str(), n, world.launchName(), o.cuda ? "cuda" : "host",
+                typeName(o.type), static_cast<int>(o.op), o.root,
                 o.cuda && o.graph ? "  (CUDA graph replay)" : "");
     std::printf("# %10s %10s %10s %10s %10s %11s %11s %6s", "size(B)", "count", "avg(us)", "min(us)", "max(us)",
                 "algbw(GB/s)", "busbw(GB/s)", "check");
@@ -240,20 +235,23 @@ int main(int argc, char** argv) {
         cudaCheck(cudaMemcpy(dsend.p, sendBuf.data(), sendBuf.size(), cudaMemcpyHostToDevice), "cudaMemcpy");
         cudaCheck(cudaMemcpy(drecv.p, recvBuf.data(), recvBuf.size(), cudaMemcpyHostToDevice), "cudaMemcpy");
         cudaCheck(cudaDeviceSynchronize(), "cudaDeviceSynchronize");  // the stream is non-blocking
-        if ((r = runGdr(o, p, db, comm, rank)) != gdrSuccess) die(rank, o.collName.c_str(), r, comm);
+        if ((r = runGdr(o, p, db, comm, rank)) != gdrSuccess) die(world, o.collName.c_str(), r);
         cudaCheck(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
         cudaCheck(cudaMemcpy(recvBuf.data(), drecv.p, recvBuf.size(), cudaMemcpyDeviceToHost), "cudaMemcpy");
-        size_t bad = countErrors(o, p, b, rank, n, seed), allBad = 0;
-        MPI_Allreduce(&bad, &allBad, 1, MPI_UNSIGNED_LONG, MPI_SUM, MPI_COMM_WORLD);
+        size_t allBad = world.sum(static_cast<unsigned long>(countErrors(o, p, b, rank, n, seed)));
         totalBad += allBad;
         status = allBad ? "FAIL" : "ok";
       }
-      g = timeStream([&] {
-        if ((r = runGdr(o, p, db, comm, rank)) != gdrSuccess) die(rank, o.collName.c_str(), r, comm);
-      }, iters, warmup, MPI_COMM_WORLD, stream, &cpu, o.graph);
+      g = timeStream(
+          [&] {
+            if ((r = runGdr(o, p, db, comm, rank)) != gdrSuccess) die(world, o.collName.c_str(), r);
+          },
+          iters, warmup, world, stream, &cpu, o.graph);
 #if GDR_BENCH_NCCL
       double ncpu = 0;
-      if (compareNccl) m = timeStream([&] { runNccl(o, p, db, nccl, rank); }, iters, warmup, MPI_COMM_WORLD, stream, &ncpu, o.graph);
+      if (compareNccl)
+        m = timeStream([&] { runNccl(o, p, db, nccl, rank); }, iters, warmup, world, stream, &ncpu,
+                       o.graph);
 #endif
       cpu = p.bytes ? cpu / (static_cast<double>(p.bytes) * iters / 1e9) : 0;
     } else
@@ -265,17 +263,18 @@ int main(int argc, char** argv) {
         seed = seed * 1103515245u + 12345u;
         fillInputs(o, p, b, rank, n, seed);
         if (o.coll != Coll::Bcast) poisonOutputs(p, b);
-        if ((r = runGdr(o, p, b, comm, rank)) != gdrSuccess) die(rank, o.collName.c_str(), r, comm);
-        size_t bad = countErrors(o, p, b, rank, n, seed), allBad = 0;
-        MPI_Allreduce(&bad, &allBad, 1, MPI_UNSIGNED_LONG, MPI_SUM, MPI_COMM_WORLD);
+        if ((r = runGdr(o, p, b, comm, rank)) != gdrSuccess) die(world, o.collName.c_str(), r);
+        size_t allBad = world.sum(static_cast<unsigned long>(countErrors(o, p, b, rank, n, seed)));
         totalBad += allBad;
         status = allBad ? "FAIL" : "ok";
       }
 
-      g = timeIt([&] {
-        if ((r = runGdr(o, p, b, comm, rank)) != gdrSuccess) die(rank, o.collName.c_str(), r, comm);
-      }, iters, warmup, MPI_COMM_WORLD);
-      if (compare) m = timeIt([&] { runMpi(o, p, b, MPI_COMM_WORLD, rank); }, iters, warmup, MPI_COMM_WORLD);
+      g = timeIt(
+          [&] {
+            if ((r = runGdr(o, p, b, comm, rank)) != gdrSuccess) die(world, o.collName.c_str(), r);
+          },
+          iters, warmup, world);
+      if (compare) m = timeIt([&] { runMpi(o, p, b, MPI_COMM_WORLD, rank); }, iters, warmup, world);
     }
 
     if (rank == 0) {
@@ -306,14 +305,13 @@ int main(int argc, char** argv) {
   if (rank == 0 && compareNccl)
     std::printf("# ratio = NCCL time / gdrcoll time (above 1: gdrcoll faster; equals the busbw ratio)\n");
   if (csv) std::fclose(csv);
-  gdrCommDestroy(comm);
+  world.destroyComm();
 #if GDR_BENCH_NCCL
   if (nccl) ncclFree(nccl);
 #endif
 #if GDR_BENCH_CUDA
   if (stream) cudaStreamDestroy(stream);
 #endif
-  MPI_Finalize();
   if (totalBad) {
     if (rank == 0) std::fprintf(stderr, "gdr-bench: %zu wrong elements\n", totalBad);
     return 1;

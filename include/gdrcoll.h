@@ -69,9 +69,20 @@ typedef struct CUstream_st* gdrStream_t;
 
 /* gdrCommInitMPI(comm, MPI_Comm) is declared in gdrcoll_mpi.h. */
 /* Unique-id rendezvous over TCP: rank 0 (or any one process) calls
- * gdrGetUniqueId, shares the id, and every rank calls gdrCommInitRank. */
+ * gdrGetUniqueId, shares the id, and every rank calls gdrCommInitRank. With
+ * GDR_COMM_ID=host:port set, the id names that address and rank 0 serves the
+ * rendezvous there (as NCCL_COMM_ID does). */
 gdrResult_t gdrGetUniqueId(gdrUniqueId* uniqueId);
 gdrResult_t gdrCommInitRank(gdrComm_t* comm, int nranks, gdrUniqueId uniqueId, int rank);
+/* Every rank of a job launched by mpirun or srun --mpi=pmix (PMIx), torchrun
+ * (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE), Slurm (SLURM_PROCID,
+ * SLURM_NTASKS with GDR_COMM_ID) or by hand (GDR_COMM_ID=host:port with RANK
+ * and WORLD_SIZE) calls this, without MPI: the bootstrap is picked from the
+ * environment in that order (GDR_BOOTSTRAP forces one) and logged with the
+ * reason (GDR_DEBUG=INFO). For the TCP ones rank 0 serves the rendezvous
+ * and the key comes from GDR_AUTH_KEY_FILE; under PMIx, from PMIx. Not
+ * inside gdrGroupStart/gdrGroupEnd. */
+gdrResult_t gdrCommInitFromEnv(gdrComm_t* comm);
 gdrResult_t gdrCommDestroy(gdrComm_t comm);
 /* Always returns: fails pending operations and frees the communicator. */
 gdrResult_t gdrCommAbort(gdrComm_t comm);

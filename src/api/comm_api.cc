@@ -40,7 +40,11 @@ gdrResult_t gdrCommInitMPI(gdrComm_t* comm, MPI_Comm mpiComm) {
 gdrResult_t gdrGetUniqueId(gdrUniqueId* uniqueId) {
   return guarded("gdrGetUniqueId", nullptr, [&] {
     GDR_CHECK_ARG(uniqueId, "uniqueId is NULL");
-    gdr::boot::createUniqueId(uniqueId);
+    const std::string at = gdr::param::getString("GDR_COMM_ID");
+    if (at.empty())
+      gdr::boot::createUniqueId(uniqueId);
+    else
+      gdr::boot::addressUniqueId(at, false, 0, uniqueId);
   });
 }
 

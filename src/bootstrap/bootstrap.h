@@ -1,11 +1,14 @@
 // The bootstrap: how ranks find each other at set-up. A tiny interface
-// (rank, size, allgather of bytes, barrier) with two adapters: MPI (on a
-// duplicate of the user's communicator) and TCP (a unique-id rendezvous). It
-// carries connection info and nothing after set-up.
+// (rank, size, local rank, allgather of bytes, barrier) with three adapters:
+// MPI (on a duplicate of the user's communicator), PMIx (the launcher's
+// key-value store, libpmix loaded at run time) and TCP (a rendezvous at a
+// unique id's address, or at a host:port from the environment). It carries
+// connection info and nothing after set-up.
 #pragma once
 
 #include <cstddef>
 #include <memory>
+#include <string>
 
 #include "gdrcoll.h"
 #include "security/job_secret.h"
@@ -18,6 +21,10 @@ class Bootstrap {
   virtual const char* name() const = 0;
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // This rank's index among the job's ranks on its host, where the launcher
+  // says; -1 where it does not (the communicator finds co-located ranks by
+  // host identity either way).
+  virtual int localRank() const { return -1; }
   // `data` holds size() pieces of `bytesPerRank`; this rank's piece is at
   // rank() * bytesPerRank on entry, and every piece is filled on return.
   virtual void allgather(void* data, size_t bytesPerRank) = 0;
@@ -33,6 +40,23 @@ std::unique_ptr<Bootstrap> makeMpiBootstrap(const void* mpiComm);
 // TCP adapter. createUniqueId starts the rendezvous service (a thread in this
 // process that lives until every rank has checked in, or the deadline).
 void createUniqueId(gdrUniqueId* id);
-std::unique_ptr<Bootstrap> makeTcpBootstrap(const gdrUniqueId& id, int rank, int nranks);
+std::unique_ptr<Bootstrap> makeTcpBootstrap(const gdrUniqueId& id, int rank, int nranks,
+                                            int localRank = -1);
+
+// A unique id whose rendezvous is at `hostPort` and is served by rank 0
+// inside gdrCommInitRank (no service starts here), as NCCL_COMM_ID does.
+// With `fromEnvironment` every rank builds the same id on its own: the key
+// must come from GDR_AUTH_KEY_FILE and the job id is derived from it, the
+// address and `nranks`; otherwise the key and job id are random, and the id
+// must reach the ranks out of band like any other.
+void addressUniqueId(const std::string& hostPort, bool fromEnvironment, int nranks,
+                     gdrUniqueId* id);
+
+// PMIx adapter (bootstrap/pmix_api.h): the job as the PMIx server sees it.
+std::unique_ptr<Bootstrap> makePmixBootstrap();
+
+// The bootstrap the launcher's environment names (bootstrap/env_select.h,
+// GDR_BOOTSTRAP), logged with the reason.
+std::unique_ptr<Bootstrap> makeEnvBootstrap();
 
 }  // namespace gdr::boot

@@ -9,6 +9,11 @@
 // previous, both authenticated) and run allgather around it. Every message
 // after a handshake travels sealed (security/boot_link.h): authenticated and
 // numbered always, encrypted too under GDR_ENCRYPT=1.
+//
+// An id made for a fixed address (GDR_COMM_ID, NCCL_COMM_ID, or a launcher's
+// environment) says so in a flag: then no service runs in the process that
+// made the id; rank 0 starts it at that address inside its own init, and the
+// others retry their connection until it listens.
 #include <unistd.h>
 
 #include <cstring>
@@ -17,6 +22,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
+#include "bootstrap/env_select.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/net.h"
@@ -31,6 +37,7 @@ namespace {
 
 constexpr uint64_t kIdMagic = 0x6764725f69643032ull;  // "gdr_id02"
 constexpr uint16_t kIdKeyFromFile = 1;
+constexpr uint16_t kIdRankZeroServes = 2;
 
 struct IdBlob {
   uint64_t magic;
@@ -104,8 +111,8 @@ void rendezvous(int listenFd, security::JobSecret secret) {
 
 class TcpBootstrap final : public Bootstrap {
  public:
-  TcpBootstrap(const gdrUniqueId& id, int rank, int nranks)
-      : rank_(rank), size_(nranks), encrypt_(param::getBool("GDR_ENCRYPT")) {
+  TcpBootstrap(const gdrUniqueId& id, int rank, int nranks, int localRank)
+      : rank_(rank), size_(nranks), localRank_(localRank), encrypt_(param::getBool("GDR_ENCRYPT")) {
     IdBlob blob;
     std::memcpy(&blob, id.internal, sizeof(blob));
     if (blob.magic != kIdMagic || blob.version != security::kProtocolVersion)
@@ -119,7 +126,10 @@ class TcpBootstrap final : public Bootstrap {
     } else {
       std::memcpy(secret_.key, blob.key, sizeof(secret_.key));
     }
+    const bool serve = (blob.flags & kIdRankZeroServes) && rank == 0;
+    const net::Addr root = net::unpack(blob.root);
     security::wipe(&blob, sizeof(blob));
+    if (serve) serveRendezvous(root);
     auto deadline = net::deadlineFromNow();
     net::Addr mine;
     int listenFd = net::listenOn(net::localAddr(), &mine);
@@ -141,6 +151,7 @@ class TcpBootstrap final : public Bootstrap {
   const char* name() const override { return "tcp"; }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  int localRank() const override { return localRank_; }
   const security::JobSecret& jobSecret() const override { return secret_; }
 
   // Each piece goes round sealed; both directions carry envelopes of one size.
@@ -163,6 +174,20 @@ class TcpBootstrap final : public Bootstrap {
   }
 
  private:
+  void serveRendezvous(const net::Addr& at) {
+    int fd = -1;
+    try {
+      fd = net::listenAt(at);
+    } catch (const Error& e) {
+      throw InvalidArgument(
+          strprintf("rank 0 hosts the rendezvous at %s and cannot listen there (is it an address "
+                    "of rank 0's host, and the port free?): %s",
+                    at.str().c_str(), e.what()));
+    }
+    GDR_INFO(kBoot, "rank 0 serves the rendezvous at %s", at.str().c_str());
+    std::thread(rendezvous, fd, secret_).detach();
+  }
+
   void checkIn(const gdrUniqueId& id, const net::Addr& mine, std::vector<net::PackedAddr>& table,
                net::Clock::time_point deadline) {
     IdBlob blob;
@@ -232,7 +257,7 @@ class TcpBootstrap final : public Bootstrap {
     }
   }
 
-  int rank_, size_;
+  int rank_, size_, localRank_;
   bool encrypt_;
   security::JobSecret secret_{};
   security::BootLink toNext_, fromPrev_;  // sealing toward the next rank, opening from the previous
@@ -262,8 +287,45 @@ void createUniqueId(gdrUniqueId* id) {
   security::wipe(&secret, sizeof(secret));
 }
 
-std::unique_ptr<Bootstrap> makeTcpBootstrap(const gdrUniqueId& id, int rank, int nranks) {
-  return std::make_unique<TcpBootstrap>(id, rank, nranks);
+std::unique_ptr<Bootstrap> makeTcpBootstrap(const gdrUniqueId& id, int rank, int nranks,
+                                            int localRank) {
+  return std::make_unique<TcpBootstrap>(id, rank, nranks, localRank);
+}
+
+void addressUniqueId(const std::string& hostPort, bool fromEnvironment, int nranks,
+                     gdrUniqueId* id) {
+  std::string host;
+  int port = 0;
+  if (!splitHostPort(hostPort, &host, &port))
+    throw InvalidArgument(strprintf("%s is not host:port", hostPort.c_str()));
+  std::memset(id, 0, sizeof(*id));
+  security::JobSecret secret = security::generateJobSecret();
+  bool fromFile = security::keyFromFile(secret.key);
+  if (fromEnvironment && !fromFile)
+    throw InvalidArgument(
+        strprintf("a rendezvous at %s from the environment has no way to hand ranks a secret: set "
+                  "GDR_AUTH_KEY_FILE to a "
+                  "file (mode 600, the same contents on every rank), or launch with PMIx (mpirun, "
+                  "srun --mpi=pmix)",
+                  hostPort.c_str()));
+  if (fromEnvironment) {
+    // Public, the same on every rank of this job, different for another
+    // address or size; keyed so it says nothing about the key.
+    std::string label = strprintf("gdrcoll job id|%s|%d", hostPort.c_str(), nranks);
+    uint8_t mac[security::kMacBytes];
+    security::hmacSha256(secret.key, label.data(), label.size(), mac);
+    std::memcpy(secret.jobId, mac, sizeof(secret.jobId));
+  }
+  IdBlob blob{};
+  blob.magic = kIdMagic;
+  blob.version = security::kProtocolVersion;
+  blob.flags = kIdRankZeroServes | (fromFile ? kIdKeyFromFile : 0);
+  std::memcpy(blob.jobId, secret.jobId, sizeof(blob.jobId));
+  blob.root = net::pack(net::resolve(host, port));
+  if (!fromFile) std::memcpy(blob.key, secret.key, sizeof(blob.key));
+  std::memcpy(id->internal, &blob, sizeof(blob));
+  security::wipe(&blob, sizeof(blob));
+  security::wipe(&secret, sizeof(secret));
 }
 
 }  // namespace gdr::boot

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <ifaddrs.h>
 #include <net/if.h>
+#include <netdb.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <unistd.h>
@@ -122,22 +123,56 @@ void setNoDelay(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
-int listenOn(const Addr& addr, Addr* bound, int backlog) {
-  int fd = socket(addr.ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+namespace {
+
+int bindAndListen(const Addr& a, int backlog) {
+  int fd = socket(a.ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) throw SystemError("socket", errno);
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  Addr a = addr;
-  if (a.ss.ss_family == AF_INET) reinterpret_cast<sockaddr_in*>(&a.ss)->sin_port = 0;
-  else reinterpret_cast<sockaddr_in6*>(&a.ss)->sin6_port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a.ss), a.len) != 0 || listen(fd, backlog) != 0) {
+  if (bind(fd, reinterpret_cast<const sockaddr*>(&a.ss), a.len) != 0 || listen(fd, backlog) != 0) {
     int e = errno;
     close(fd);
     throw SystemError("bind/listen on " + a.str(), e);
   }
+  return fd;
+}
+
+}  // namespace
+
+int listenOn(const Addr& addr, Addr* bound, int backlog) {
+  Addr a = addr;
+  if (a.ss.ss_family == AF_INET)
+    reinterpret_cast<sockaddr_in*>(&a.ss)->sin_port = 0;
+  else
+    reinterpret_cast<sockaddr_in6*>(&a.ss)->sin6_port = 0;
+  int fd = bindAndListen(a, backlog);
   bound->len = sizeof(bound->ss);
   getsockname(fd, reinterpret_cast<sockaddr*>(&bound->ss), &bound->len);
   return fd;
+}
+
+int listenAt(const Addr& addr, int backlog) { return bindAndListen(addr, backlog); }
+
+Addr resolve(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* list = nullptr;
+  const std::string service = std::to_string(port);
+  int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &list);
+  if (rc != 0)
+    throw InvalidArgument(strprintf("cannot resolve %s: %s", host.c_str(), gai_strerror(rc)));
+  const addrinfo* pick = list;
+  for (const addrinfo* i = list; i; i = i->ai_next)
+    if (i->ai_family == AF_INET) {
+      pick = i;
+      break;
+    }
+  Addr out;
+  out.len = pick->ai_addrlen;
+  std::memcpy(&out.ss, pick->ai_addr, pick->ai_addrlen);
+  freeaddrinfo(list);
+  return out;
 }
 
 Clock::time_point deadlineFromNow() {

@@ -40,8 +40,13 @@ void exchange(int sendFd, const void* sendBuf, int recvFd, void* recvBuf, size_t
 // non-loopback IPv4 interface, else 127.0.0.1. Port 0.
 Addr localAddr();
 
-// A listening socket on `addr` (port 0: any); `bound` receives the real address.
+// A listening socket on `addr`'s IP, any port; `bound` receives the real address.
 int listenOn(const Addr& addr, Addr* bound, int backlog = 128);
+// A listening socket on exactly `addr` (IP and port), for a rendezvous at an
+// address every rank was told in advance.
+int listenAt(const Addr& addr, int backlog = 1024);
+// `host` (a name or an address) and `port` resolved to one address, IPv4 first.
+Addr resolve(const std::string& host, int port);
 // Connects, retrying refused connections until the deadline (the peer may not
 // listen yet). Returns a blocking socket with TCP_NODELAY.
 int connectTo(const Addr& addr, Clock::time_point deadline, const std::string& who);

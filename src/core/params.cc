@@ -39,20 +39,26 @@ const std::vector<Info> kParams = {
      "Network interface for TCP (bootstrap and socket transport); default: first up, "
      "non-loopback IPv4 interface, else loopback."},
     {"GDR_SHM_SLOT_BYTES", Type::Int, "65536", "Size of one shared-memory FIFO slot."},
-    {"GDR_SHM_SLOTS", Type::Int, "8", "Slots in each shared-memory FIFO (per ordered rank pair; a power of two)."},
+    {"GDR_SHM_SLOTS", Type::Int, "8",
+     "Slots in each shared-memory FIFO (per ordered rank pair; a power of two)."},
     {"GDR_SHM_CMA", Type::Bool, "1",
      "Use single-copy process_vm_readv for large shared-memory messages when the kernel allows."},
     {"GDR_SHM_CMA_THRESHOLD", Type::Int, "-1",
-     "Messages at least this large use single-copy process_vm_readv; -1: by collective (64 KiB for all-gather, "
+     "Messages at least this large use single-copy process_vm_readv; -1: by collective (64 KiB for "
+     "all-gather, "
      "all-to-all and reduce-scatter, 1 MiB for reduce, 256 KiB otherwise)."},
-    {"GDR_SPIN_BEFORE_YIELD", Type::Int, "2000", "Idle polls before a waiting rank yields its core."},
+    {"GDR_SPIN_BEFORE_YIELD", Type::Int, "2000",
+     "Idle polls before a waiting rank yields its core."},
     {"GDR_HOST_ID", Type::String, "",
      "Override the host identity used to find co-located ranks (testing)."},
     // topology (issue 3)
-    {"GDR_TOPO_FILE", Type::String, "", "Load the topology from this hwloc XML instead of the machine."},
+    {"GDR_TOPO_FILE", Type::String, "",
+     "Load the topology from this hwloc XML instead of the machine."},
     {"GDR_NET_GDR_LEVEL", Type::String, "PXB",
-     "Use GPUDirect RDMA for a GPU-NIC pair up to this path class (NVL, PIX, PXB, PHB, NODE, SYS)."},
-    {"GDR_IB_HCA", Type::String, "", "Use this RDMA device (e.g. mlx5_0) instead of the topology's choice."},
+     "Use GPUDirect RDMA for a GPU-NIC pair up to this path class (NVL, PIX, PXB, PHB, NODE, "
+     "SYS)."},
+    {"GDR_IB_HCA", Type::String, "",
+     "Use this RDMA device (e.g. mlx5_0) instead of the topology's choice."},
     // verbs (issue 5): the ib transport
     {"GDR_IBV_LIB", Type::String, "", "Load libibverbs from this path instead of libibverbs.so.1."},
     {"GDR_IB_GID_INDEX", Type::Int, "-1",
@@ -72,61 +78,95 @@ const std::vector<Info> kParams = {
      "spuriously on loaded hosts."},
     {"GDR_IB_RETRY_CNT", Type::Int, "7", "Transport retries before a QP reports the peer gone."},
     {"GDR_IB_REG_CACHE", Type::Bool, "1",
-     "Keep NIC registrations of buffers registered with gdrCommRegister or allocated by gdrMemAlloc "
+     "Keep NIC registrations of buffers registered with gdrCommRegister or allocated by "
+     "gdrMemAlloc "
      "until they are deregistered or freed (0: register every buffer per operation). Other buffers "
-     "are always registered per operation, so memory freed behind the library's back is never stale."},
+     "are always registered per operation, so memory freed behind the library's back is never "
+     "stale."},
     {"GDR_NET_GDR", Type::Int, "-1",
-     "GPU memory over the network: -1 auto (dma-buf, else nvidia-peermem, else staged), 0 always staged, "
+     "GPU memory over the network: -1 auto (dma-buf, else nvidia-peermem, else staged), 0 always "
+     "staged, "
      "1 GPUDirect wherever the hardware allows, even beyond GDR_NET_GDR_LEVEL. GPUDirect registers "
-     "device send buffers with the NIC (dma-buf or nvidia-peermem); without it they are staged. The "
+     "device send buffers with the NIC (dma-buf or nvidia-peermem); without it they are staged. "
+     "The "
      "decision and its reason are logged (GDR_DEBUG_SUBSYS=NET) and shown by gdr-info."},
     // device (issue 4): device buffers, the cuda_ipc transport
     {"GDR_CUDA_IPC", Type::Bool, "1",
-     "Run collectives on device buffers as fused kernels over CUDA IPC when every rank is on one host "
+     "Run collectives on device buffers as fused kernels over CUDA IPC when every rank is on one "
+     "host "
      "(0: the staged path through host memory)."},
     {"GDR_CUDA_IPC_CHUNK_BYTES", Type::Int, "131072",
      "Staging bytes per kernel block and source rank (a multiple of 16); each rank allocates "
      "2 * nranks * 256 of them."},
-    {"GDR_CUDA_IPC_BLOCKS", Type::Int, "128", "Most thread blocks one cuda_ipc kernel uses (1-256)."},
+    {"GDR_CUDA_IPC_BLOCKS", Type::Int, "128",
+     "Most thread blocks one cuda_ipc kernel uses (1-256)."},
     {"GDR_CUDA_IPC_ALGO", Type::String, "auto",
      "Device all-reduce algorithm: auto, oneshot (each GPU reduces every input) or twoshot "
      "(reduce-scatter + all-gather through peer memory)."},
     {"GDR_CUDA_IPC_ONESHOT_BYTES", Type::Int, "0",
-     "Auto picks one-shot all-reduce up to this many bytes, two-shot above (0: below 16 MiB with two "
+     "Auto picks one-shot all-reduce up to this many bytes, two-shot above (0: below 16 MiB with "
+     "two "
      "ranks, up to 256 KiB with more)."},
-    {"GDR_CUDA_IPC_TWOSHOT_BLOCKS", Type::Int, "256", "Most thread blocks of the two-shot all-reduce kernel (1-256)."},
+    {"GDR_CUDA_IPC_TWOSHOT_BLOCKS", Type::Int, "256",
+     "Most thread blocks of the two-shot all-reduce kernel (1-256)."},
     {"GDR_CUDA_IPC_EXCHANGE_BLOCKS", Type::Int, "256",
      "Most thread blocks of all-gather and all-to-all with at least 64 MiB per peer (1-256)."},
     {"GDR_STAGED_CHUNK_BYTES", Type::Int, "1048576",
-     "Segment of the staged device path (device buffers over a host transport; same on every rank): "
+     "Segment of the staged device path (device buffers over a host transport; same on every "
+     "rank): "
      "copies of one segment overlap the transfer of its neighbours."},
     {"GDR_HELPER_AFFINITY", Type::String, "auto",
-     "auto: a helper thread (staged-path progress, crypto workers) of a process bound to one CPU runs on any "
-     "CPU of the process's cpuset, so it does not take turns with the caller's thread; inherit: keep the binding."},
+     "auto: a helper thread (staged-path progress, crypto workers) of a process bound to one CPU "
+     "runs on any "
+     "CPU of the process's cpuset, so it does not take turns with the caller's thread; inherit: "
+     "keep the binding."},
+    // bootstrap from a launcher's environment (gdrCommInitFromEnv)
+    {"GDR_BOOTSTRAP", Type::String, "auto",
+     "gdrCommInitFromEnv: auto picks the first that fits of PMIx (PMIX_RANK, PMIX_NAMESPACE), "
+     "torchrun "
+     "(MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE), Slurm (SLURM_PROCID, SLURM_NTASKS, "
+     "GDR_COMM_ID), GDR_COMM_ID "
+     "with RANK and WORLD_SIZE; pmix, torchrun, slurm or comm_id forces one."},
+    {"GDR_COMM_ID", Type::String, "",
+     "host:port of a TCP rendezvous that rank 0 serves and the others connect to: "
+     "gdrCommInitFromEnv's "
+     "address (torchrun: default MASTER_ADDR:MASTER_PORT+1), and makes gdrGetUniqueId's id point "
+     "there."},
+    {"GDR_PMIX_LIB", Type::String, "", "Load libpmix from this path instead of libpmix.so.2."},
     // security (issue 8): authenticated connections, encryption between hosts
     {"GDR_AUTH_KEY_FILE", Type::String, "",
-     "Read the job's secret from this file (mode 600, at least 16 bytes; every rank needs it) instead of "
+     "Read the job's secret from this file (mode 600, at least 16 bytes; every rank needs it) "
+     "instead of "
      "drawing one at random; then the unique id carries no key."},
     {"GDR_AUTH_TIMEOUT_MS", Type::Int, "10000",
-     "How long a listening rank waits for a connecting peer to finish authenticating before refusing it."},
+     "How long a listening rank waits for a connecting peer to finish authenticating before "
+     "refusing it."},
     {"GDR_ENCRYPT", Type::Bool, "0",
-     "Encrypt and authenticate traffic between hosts (AES-256-GCM): socket and verbs transports on the "
+     "Encrypt and authenticate traffic between hosts (AES-256-GCM): socket and verbs transports on "
+     "the "
      "CPU, device buffers of data-movement operations on the GPU; must be the same on every rank."},
     {"GDR_ENCRYPT_THREADS", Type::Int, "-1",
-     "Worker threads per process sealing and opening GDR_ENCRYPT records and chunks of large socket and verbs transfers, "
-     "pipelined with the transfer; 0 does it on the progress thread; -1: half the cores, at most 4."},
+     "Worker threads per process sealing and opening GDR_ENCRYPT records and chunks of large "
+     "socket and verbs transfers, "
+     "pipelined with the transfer; 0 does it on the progress thread; -1: half the cores, at most "
+     "4."},
     // compat (issue 6): libnccl.so.2 and the PMPI layer (docs/compat.md)
     {"GDR_PMPI", Type::Bool, "1",
      "PMPI layer (libgdrcoll_mpi.so): 0 passes every call to the MPI library untouched."},
     {"GDR_PMPI_HOST", Type::Bool, "0",
-     "PMPI layer: also route collectives on host buffers to gdrcoll (default: device buffers only)."},
+     "PMPI layer: also route collectives on host buffers to gdrcoll (default: device buffers "
+     "only)."},
     {"NCCL_DEBUG", Type::String, "",
-     "NCCL-compatible library: NCCL's log level (VERSION, WARN, INFO, TRACE), used as GDR_DEBUG when that "
+     "NCCL-compatible library: NCCL's log level (VERSION, WARN, INFO, TRACE), used as GDR_DEBUG "
+     "when that "
      "is unset."},
     {"NCCL_DEBUG_SUBSYS", Type::String, "",
-     "NCCL-compatible library: NCCL's subsystem list, mapped to GDR_DEBUG_SUBSYS when that is unset."},
+     "NCCL-compatible library: NCCL's subsystem list, mapped to GDR_DEBUG_SUBSYS when that is "
+     "unset."},
     {"NCCL_DEBUG_FILE", Type::String, "",
      "NCCL-compatible library: used as GDR_DEBUG_FILE when that is unset (%h host, %p pid)."},
+    {"NCCL_COMM_ID", Type::String, "",
+     "NCCL-compatible library: used as GDR_COMM_ID when that is unset."},
 };
 
 std::string envOrDefault(const Info& i) {

@@ -61,6 +61,9 @@ void mapEnvironment() {
   if (!subsys.empty() && !std::getenv("GDR_DEBUG_SUBSYS")) setenv("GDR_DEBUG_SUBSYS", mapSubsys(subsys).c_str(), 0);
   const std::string file = param::getString("NCCL_DEBUG_FILE");
   if (!file.empty() && !std::getenv("GDR_DEBUG_FILE")) setenv("GDR_DEBUG_FILE", file.c_str(), 0);
+  // NCCL_COMM_ID=host:port: ids point at a rendezvous rank 0 serves there.
+  const std::string commId = param::getString("NCCL_COMM_ID");
+  if (!commId.empty() && !std::getenv("GDR_COMM_ID")) setenv("GDR_COMM_ID", commId.c_str(), 0);
   log::reload();
   int gdrVersion = 0;
   gdrGetVersion(&gdrVersion);
