@@ -1,0 +1,107 @@
+// A cluster as the simulator sees it: hosts of identical ranks, each rank a
+// GPU or a host process; the link classes between them with their measured
+// latency and bandwidth; and the network between hosts (NICs per host, a
+// two- or three-level fat tree with oversubscription, rail-optimised or
+// not). The topology comes from a preset or a description file; the link
+// parameters come from a calibration file (scripts/sim/calibrate.py writes
+// it from our own gdr-bench runs), so no rate here is typed in by hand.
+//
+// File syntax (description and calibration alike): `key = value` lines,
+// `#` comments. See docs/simulator.md for every key.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gdr::sim {
+
+// How two ranks reach each other.
+enum class LinkClass : int {
+  Shm,     // host memory between processes of one host, eager through slots
+  ShmCma,  // host memory, single-copy (process_vm_readv) from the CMA threshold
+  NvLink,  // GPU to GPU inside a host
+  Nic,     // a NIC port between hosts (also what the fat tree is built of)
+  Socket,  // TCP between hosts or over loopback
+  kCount,
+};
+const char* linkClassName(LinkClass c);
+
+struct LinkParams {
+  double latencyUs = 0;  // alpha per message
+  double gbps = 0;       // GB/s (1e9 bytes/s) one direction, one flow
+};
+
+struct Cluster {
+  std::string name;
+  // Ranks.
+  int hosts = 1;
+  int ranksPerHost = 2;
+  bool device = false;   // ranks are GPUs (device buffers) rather than host processes
+  int coresPerHost = 0;  // host ranks: cores they share (0: one per rank)
+  // Between hosts.
+  int nicsPerHost = 1;
+  int treeLevels = 2;             // 1: one switch; 2: leaf/spine; 3: leaf/spine/core
+  int leafPorts = 32;             // host-facing ports of one leaf switch
+  int podLeaves = 16;             // leaves per pod (three levels)
+  double oversubscription = 1.0;  // leaf (and pod) downlink / uplink capacity
+  bool railOptimised = true;
+  std::string hostTransport = "shm";  // shm or socket between ranks of one host (host ranks)
+  std::string netTransport = "nic";   // nic or socket between hosts
+  // Measured parameters (calibration).
+  LinkParams link[static_cast<int>(LinkClass::kCount)];
+  size_t cmaThreshold = 256u << 10;         // shm: single-copy from here (per collective below)
+  size_t cmaThresholdExchange = 64u << 10;  // all-gather, all-to-all(v), reduce-scatter
+  size_t cmaThresholdReduce = 1u << 20;
+  // A transport's FIFO per ordered pair: an eager message takes
+  // ceil(bytes / slot_bytes) slots until its receiver has taken it out; a
+  // sender with no free slots waits. Messages above slots x slot_bytes are
+  // rendezvous (shm: single-copy from the threshold instead).
+  int slots = 8;
+  size_t slotBytes = 64u << 10;
+  double launchUs = 0;    // per call: entry, selection, set-up
+  double sendUs = 0;      // CPU cost of posting one message
+  double reduceGBps = 0;  // host reduction rate of one core (bytes of output per second / 1e9)
+  double copyGBps = 0;    // host memcpy rate of one core
+  double schedUs = 0;     // per message, per extra rank sharing a core (oversubscribed hosts)
+  // Host memory rates above hold while a call's buffers (all ranks of a host
+  // together) fit in cache_bytes; beyond it each byte that does not fit
+  // moves at the *_mem rate instead (a harmonic blend, see effectiveRates).
+  size_t cacheBytes = 0;  // 0: no cache model
+  double shmMemGBps = 0, shmCmaMemGBps = 0, copyMemGBps = 0, reduceMemGBps = 0;
+  // Fused device kernels (one call does the whole collective over NVLink).
+  double kernelLaunchUs = 0;    // launch + the kernel's barrier
+  double kernelStoreGBps = 0;   // peer stores per direction, all blocks of one GPU
+  double kernelLocalGBps = 0;   // local reads and writes of one GPU (HBM)
+  double kernelReduceGBps = 0;  // reduction throughput of one GPU
+
+  int nranks() const { return hosts * ranksPerHost; }
+  int hostOf(int rank) const { return rank / ranksPerHost; }
+  // Ranks per core on a host (1 when every rank has its own core).
+  double oversub() const;
+};
+
+// A preset by name (see presetNames()); "hosts=N" style overrides are not
+// parsed here: the caller applies a description file or set() afterwards.
+bool preset(const std::string& name, Cluster* out);
+std::vector<std::string> presetNames();
+
+// Applies one `key = value`; false with *err set for an unknown key or a bad
+// value.
+bool set(Cluster& c, const std::string& key, const std::string& value, std::string* err);
+// Applies every line of a file (description or calibration); a
+// `preset = NAME` line starts from that preset, `calibration = FILE` reads
+// that file too (relative to this one's folder). Throws InvalidArgument.
+void load(Cluster& c, const std::string& path);
+// Applies `key = value; key = value` (command line overrides).
+void apply(Cluster& c, const std::string& assignments);
+// Every key and its current value, as the file syntax (gdr-sim --dump).
+std::string dump(const Cluster& c);
+// The host rates for a call whose buffers span `footprint` bytes of a host.
+Cluster effectiveRates(const Cluster& c, double footprint);
+// Throws InvalidArgument naming what is missing (a link class a path
+// needs with no calibrated rate, a bad count).
+void validate(const Cluster& c);
+
+}  // namespace gdr::sim

@@ -1,0 +1,313 @@
+#include "sim/engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+#include <unordered_map>
+
+#include "core/error.h"
+#include "sim/maxmin.h"
+#include "sim/step_cost.h"
+
+namespace gdr::sim {
+namespace {
+
+using coll::StepKind;
+
+struct Msg {
+  int src = 0, dst = 0;
+  size_t bytes = 0;
+  double sendPost = -1, recvPost = -1;
+  bool isEager = false, started = false, done = false;
+  double remaining = 0, rate = 0, arrival = 0;
+  Path path;
+};
+
+struct Event {
+  double t;
+  int type;  // 0 resume rank, 1 start flow, 2 flows may have finished, 3 frozen flow done
+  int id;
+  uint64_t version;
+  bool operator>(const Event& o) const { return t > o.t; }
+};
+
+class Sim {
+ public:
+  Sim(const EngineInput& in, const std::vector<coll::Schedule>& s)
+      : in_(in),
+        c_(*in.cluster),
+        scheds_(s),
+        n_(static_cast<int>(s.size())),
+        pc_(n_, 0),
+        clock_(n_, 0.0),
+        waiting_(n_, -1),
+        iter_(n_, 0),
+        firstFinish_(0) {
+    linkFlows_.assign(static_cast<size_t>(in.net->numLinks()), 0.0);
+  }
+
+  EngineResult run() {
+    for (int r = 0; r < n_; ++r) {
+      clock_[r] = in_.launchUs;
+      push({0.0, 0, r, 0});
+    }
+    while (!q_.empty()) {
+      Event e = q_.top();
+      q_.pop();
+      ++events_;
+      now_ = e.t;
+      switch (e.type) {
+        case 0:
+          advance(e.id);
+          break;
+        case 1:
+          startFlow(e.id);
+          break;
+        case 2:
+          if (e.version == version_) settleMaxMin();
+          break;
+        case 3:
+          finishFlow(e.id);
+          break;
+      }
+    }
+    EngineResult res;
+    double last = 0;
+    for (int r = 0; r < n_; ++r) {
+      if (pc_[r] < scheds_[r].steps.size() || iter_[r] + 1 < iters())
+        throw InternalError(strprintf("simulator: rank %d stalls at step %zu of %zu (deadlock)", r,
+                                      pc_[r] + 1, scheds_[r].steps.size()));
+      last = std::max(last, clock_[r]);
+    }
+    res.timeUs = iters() > 1 ? (last - firstFinish_) / (iters() - 1) : last;
+    for (const Msg& m : msgs_)
+      if (!m.done)
+        throw InternalError(
+            strprintf("simulator: a message %d -> %d is never received", m.src, m.dst));
+    res.messages = msgs_.size();
+    res.events = events_;
+    return res;
+  }
+
+ private:
+  void push(Event e) { q_.push(e); }
+
+  // The j-th message from src to dst, made on first mention by either side.
+  int message(int src, int dst, size_t j, size_t bytes) {
+    std::vector<int>& v = pairs_[static_cast<uint64_t>(src) * static_cast<uint64_t>(n_) + dst];
+    while (v.size() <= j) {
+      v.push_back(static_cast<int>(msgs_.size()));
+      msgs_.emplace_back();
+      Msg& m = msgs_.back();
+      m.src = src;
+      m.dst = dst;
+      m.bytes = bytes;
+      const bool same = c_.hostOf(src) == c_.hostOf(dst);
+      m.isEager = eager(c_, in_.kind, bytes, same);
+      m.path = in_.net->path(src, dst, !c_.device && same && singleCopy(c_, in_.kind, bytes));
+    }
+    return v[j];
+  }
+  size_t nextIndex(std::unordered_map<uint64_t, size_t>& counts, int a, int b) {
+    return counts[key(a, b)]++;
+  }
+
+  int iters() const { return std::max(1, in_.iterations); }
+
+  static constexpr uint64_t kNone = ~uint64_t{0};
+  uint64_t key(int a, int b) const {
+    return static_cast<uint64_t>(a) * static_cast<uint64_t>(n_) + b;
+  }
+  // Slots an eager message holds.
+  int slotsFor(size_t bytes) const {
+    const size_t sb = std::max<size_t>(1, c_.slotBytes);
+    return static_cast<int>(std::min<size_t>(static_cast<size_t>(c_.slots),
+                                             std::max<size_t>(1, (bytes + sb - 1) / sb)));
+  }
+  void releaseSlots(const Msg& m, double t) {
+    if (!m.isEager) return;
+    const uint64_t pair = key(m.src, m.dst);
+    slotsUsed_[pair] -= slotsFor(m.bytes);
+    if (blockedOn_[m.src] == pair) {
+      blockedOn_[m.src] = kNone;
+      push({std::max(t, now_), 0, m.src, 0});
+    }
+  }
+
+  void maybeStart(int id) {
+    Msg& m = msgs_[id];
+    if (m.started || m.sendPost < 0 || (!m.isEager && m.recvPost < 0)) return;
+    m.started = true;
+    push({m.isEager ? m.sendPost : std::max(m.sendPost, m.recvPost), 1, id, 0});
+  }
+
+  void advance(int r) {
+    double& t = clock_[r];
+    t = std::max(t, now_);
+    const std::vector<coll::Step>& steps = scheds_[r].steps;
+    while (true) {
+      if (pc_[r] == steps.size()) {
+        if (iter_[r] == 0) firstFinish_ = std::max(firstFinish_, t);
+        if (iter_[r] + 1 >= iters()) return;
+        ++iter_[r];
+        pc_[r] = 0;
+        t += in_.launchUs;
+        continue;
+      }
+      const coll::Step& st = steps[pc_[r]];
+      const size_t bytes =
+          (st.kind == StepKind::Send ? st.src.count : st.dst.count) * in_.elemBytes;
+      switch (st.kind) {
+        case StepKind::Send: {
+          const uint64_t pair = key(r, st.peer);
+          const bool same = c_.hostOf(r) == c_.hostOf(st.peer);
+          const int need = eager(c_, in_.kind, bytes, same) ? slotsFor(bytes) : 0;
+          if (need > 0 && slotsUsed_[pair] + need > c_.slots) {
+            blockedOn_[r] = pair;  // resumed when the receiver frees slots
+            return;
+          }
+          blockedOn_[r] = kNone;
+          slotsUsed_[pair] += need;
+          const int id = message(r, st.peer, nextIndex(sendCount_, r, st.peer), bytes);
+          t += sendUs(c_);
+          msgs_[id].sendPost = t;
+          maybeStart(id);
+          break;
+        }
+        case StepKind::Recv:
+        case StepKind::RecvReduce: {
+          if (waiting_[r] < 0) {
+            const int id = message(st.peer, r, nextIndex(recvCount_, st.peer, r), bytes);
+            msgs_[id].recvPost = t;
+            waiting_[r] = id;
+            maybeStart(id);
+          }
+          const Msg& m = msgs_[waiting_[r]];
+          if (!m.done) return;  // resumed by the flow's end
+          waiting_[r] = -1;
+          t = receiveDoneUs(c_, st, bytes, t, m.arrival, m.isEager, m.recvPost, m.path);
+          releaseSlots(m, t);
+          break;
+        }
+        case StepKind::Copy:
+        case StepKind::Reduce:
+          t += localStepUs(c_, st, bytes);
+          break;
+      }
+      ++pc_[r];
+    }
+  }
+
+  void startFlow(int id) {
+    Msg& m = msgs_[id];
+    m.remaining = static_cast<double>(m.bytes);
+    if (m.bytes == 0 || (m.path.nlinks == 0 && m.path.flowCapGBps <= 0)) {
+      m.rate = 0;
+      finishAt(id, now_);
+      return;
+    }
+    if (in_.sharing == Sharing::Frozen) {
+      double rate = m.path.flowCapGBps > 0 ? m.path.flowCapGBps : 1e30;
+      for (int i = 0; i < m.path.nlinks; ++i) {
+        const int l = m.path.links[i];
+        linkFlows_[l] += m.path.weight[i];
+        rate = std::min(rate, in_.net->capacity(l) / linkFlows_[l]);
+      }
+      m.rate = rate;
+      push({now_ + m.remaining / (rate * 1e3), 3, id, 0});
+      return;
+    }
+    settleMaxMin(id);
+  }
+
+  void finishFlow(int id) {
+    Msg& m = msgs_[id];
+    for (int i = 0; i < m.path.nlinks; ++i) linkFlows_[m.path.links[i]] -= m.path.weight[i];
+    finishAt(id, now_);
+  }
+
+  void finishAt(int id, double t) {
+    Msg& m = msgs_[id];
+    m.done = true;
+    m.arrival = t + latencyUs(c_, m.path);
+    if (waiting_[m.dst] == id) push({std::max(m.arrival, now_), 0, m.dst, 0});
+  }
+
+  // Max-min: bring every active flow to now, drop the finished ones, add
+  // `added`, recompute the rates and schedule the next finish.
+  void settleMaxMin(int added = -1) {
+    const double dt = now_ - lastSettle_;
+    lastSettle_ = now_;
+    std::vector<int> still;
+    for (int id : active_) {
+      Msg& m = msgs_[id];
+      m.remaining -= m.rate * 1e3 * dt;
+      if (m.remaining <= 1e-6 * static_cast<double>(m.bytes) + 1e-9)
+        finishAt(id, now_);
+      else
+        still.push_back(id);
+    }
+    if (added >= 0) still.push_back(added);
+    active_.swap(still);
+    std::vector<FlowDemand> d;
+    d.reserve(active_.size());
+    for (int id : active_) d.push_back({&msgs_[id].path, msgs_[id].path.flowCapGBps});
+    const std::vector<double> rates = maxMinRates(*in_.net, d);
+    double next = -1;
+    for (size_t i = 0; i < active_.size(); ++i) {
+      Msg& m = msgs_[active_[i]];
+      m.rate = rates[i];
+      if (m.rate <= 0)
+        throw InternalError("simulator: a flow gets no bandwidth (a link of capacity 0)");
+      const double fin = now_ + m.remaining / (m.rate * 1e3);
+      if (next < 0 || fin < next) next = fin;
+    }
+    ++version_;
+    if (next >= 0) push({next, 2, 0, version_});
+  }
+
+  const EngineInput& in_;
+  const Cluster& c_;
+  const std::vector<coll::Schedule>& scheds_;
+  int n_;
+  std::vector<size_t> pc_;
+  std::vector<double> clock_;
+  std::vector<int> waiting_;
+  std::vector<int> iter_;
+  std::vector<uint64_t> blockedOn_ = std::vector<uint64_t>(static_cast<size_t>(n_), kNone);
+  std::unordered_map<uint64_t, int> slotsUsed_;
+  double firstFinish_;
+  std::unordered_map<uint64_t, size_t> sendCount_, recvCount_;
+  std::unordered_map<uint64_t, std::vector<int>> pairs_;
+  std::vector<Msg> msgs_;
+  std::vector<int> active_;
+  std::vector<double> linkFlows_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> q_;
+  double now_ = 0, lastSettle_ = 0;
+  uint64_t version_ = 0;
+  size_t events_ = 0;
+};
+
+}  // namespace
+
+bool singleCopy(const Cluster& c, coll::CollKind kind, size_t bytes) {
+  using coll::CollKind;
+  size_t th = c.cmaThreshold;
+  if (kind == CollKind::AllGather || kind == CollKind::AllToAll || kind == CollKind::AllToAllv ||
+      kind == CollKind::ReduceScatter)
+    th = c.cmaThresholdExchange;
+  else if (kind == CollKind::Reduce)
+    th = c.cmaThresholdReduce;
+  return bytes >= th;
+}
+
+bool eager(const Cluster& c, coll::CollKind kind, size_t bytes, bool sameHost) {
+  if (sameHost && !c.device && c.hostTransport == "shm") return !singleCopy(c, kind, bytes);
+  return bytes <= static_cast<size_t>(c.slots) * c.slotBytes;
+}
+
+EngineResult runEngine(const EngineInput& in, const std::vector<coll::Schedule>& scheds) {
+  return Sim(in, scheds).run();
+}
+
+}  // namespace gdr::sim

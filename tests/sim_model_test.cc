@@ -1,0 +1,197 @@
+// The simulator's core against what can be worked out by hand: a 2-rank
+// ring against its closed form, max-min sharing on a toy topology, credits
+// that throttle a sender, and the symmetric walker against the event walker.
+#include <gtest/gtest.h>
+
+#include "collectives/schedule.h"
+#include "core/error.h"
+#include "sim/cluster.h"
+#include "sim/engine.h"
+#include "sim/maxmin.h"
+#include "sim/network.h"
+#include "sim/predict.h"
+#include "sim/symmetric.h"
+
+namespace gdr::sim {
+namespace {
+
+// Host processes with round numbers: 1 us latency, 1 GB/s eager, 2 GB/s
+// single-copy, reductions at 1 GB/s, one core per rank.
+Cluster toyHost(int ranks) {
+  Cluster c;
+  EXPECT_TRUE(preset("host-shm", &c));
+  c.ranksPerHost = ranks;
+  c.coresPerHost = 0;
+  c.link[static_cast<int>(LinkClass::Shm)] = {1.0, 1.0};
+  c.link[static_cast<int>(LinkClass::ShmCma)] = {1.0, 2.0};
+  c.copyGBps = 100.0;
+  c.reduceGBps = 1.0;
+  return c;
+}
+
+std::vector<coll::Schedule> allRanks(coll::Algo algo, coll::CollArgs a) {
+  std::vector<coll::Schedule> s;
+  for (int r = 0; r < a.nranks; ++r) {
+    a.rank = r;
+    s.push_back(coll::build(algo, a));
+  }
+  return s;
+}
+
+double runOnce(const Cluster& c, coll::Algo algo, const coll::CollArgs& a,
+               Sharing sh = Sharing::MaxMin) {
+  const Network net(c);
+  EngineInput in;
+  in.cluster = &c;
+  in.net = &net;
+  in.kind = a.kind;
+  in.sharing = sh;
+  return runEngine(in, allRanks(algo, a)).timeUs;
+}
+
+// Two ranks, ring all-reduce of S bytes in single-copy messages: one
+// reduce-scatter step (S/2 each way at once, the two copies sharing the
+// host's memory link only when it is the bottleneck) and one all-gather
+// step: 2 x (alpha + (S/2)/beta) + (S/2)/gamma.
+TEST(SimModel, TwoRankRingIsTheClosedForm) {
+  Cluster c = toyHost(2);
+  c.copyGBps = 1000.0;  // two cores' copies never meet on the memory link
+  coll::CollArgs a;
+  a.kind = coll::CollKind::AllReduce;
+  a.nranks = 2;
+  a.count = (8u << 20) / 4;  // 8 MiB of float32: single-copy
+  const double half = 4.0 * (1 << 20);
+  const double alpha = 1.0, beta = 2.0e3, gamma = 1.0e3;  // us, bytes/us
+  const double expect = 2 * (alpha + half / beta) + half / gamma;
+  EXPECT_NEAR(runOnce(c, coll::Algo::Ring, a), expect, expect * 1e-9);
+}
+
+// Two links of capacity 4 (two hosts' memory: 2 cores x 2 GB/s); f1 on the
+// first, f2 on both, f3 on the second with weight 3. Filling: at rate 1
+// the second link is full (1 + 3x1), freezing f2 and f3; f1 alone takes
+// what is left of the first: 4 - 1 = 3.
+TEST(SimModel, MaxMinOnAToyTopology) {
+  Cluster c = toyHost(4);
+  c.hosts = 2;
+  c.coresPerHost = 2;
+  c.copyGBps = 2.0;
+  const Network net(c);
+  const int l0 = net.path(0, 1, true).links[0], l1 = net.path(4, 5, true).links[0];
+  ASSERT_NE(l0, l1);
+  ASSERT_DOUBLE_EQ(net.capacity(l0), 4.0);
+  Path f1, f2, f3;
+  f1.add(l0);
+  f2.add(l0);
+  f2.add(l1);
+  f3.add(l1, 3.0);
+  std::vector<double> r = maxMinRates(net, {{&f1, 0}, {&f2, 0}, {&f3, 0}});
+  EXPECT_NEAR(r[0], 3.0, 1e-9);
+  EXPECT_NEAR(r[1], 1.0, 1e-9);
+  EXPECT_NEAR(r[2], 1.0, 1e-9);
+  // A flow's own cap: f1 capped at 0.5 leaves f2 its share of both links.
+  r = maxMinRates(net, {{&f1, 0.5}, {&f2, 0}});
+  EXPECT_NEAR(r[0], 0.5, 1e-9);
+  EXPECT_NEAR(r[1], 3.5, 1e-9);
+  // An eager host message is copied twice: weight 2 on its host's link.
+  const Path eagerPath = net.path(0, 1, false);
+  EXPECT_NEAR(maxMinRates(net, {{&eagerPath, 0}})[0], 2.0, 1e-9);
+}
+
+// A root that broadcasts back to back runs ahead only as far as the slots
+// let it: with one slot per pair, every call waits for the receiver.
+TEST(SimModel, SlotsThrottleASender) {
+  Cluster c = toyHost(2);
+  coll::CollArgs a;
+  a.kind = coll::CollKind::Broadcast;
+  a.nranks = 2;
+  a.count = 1024;  // 4 KiB, eager
+  const Network net(c);
+  EngineInput in;
+  in.cluster = &c;
+  in.net = &net;
+  in.kind = a.kind;
+  in.iterations = 8;
+  c.sendUs = 0.1;
+  c.slots = 8;
+  const double wide = runEngine(in, allRanks(coll::Algo::Binomial, a)).timeUs;
+  c.slots = 1;
+  const double narrow = runEngine(in, allRanks(coll::Algo::Binomial, a)).timeUs;
+  EXPECT_GT(narrow, wide * 1.5);
+}
+
+// Where both apply, the symmetric walker and the event walker agree on a
+// ring and on recursive halving-doubling.
+TEST(SimModel, SymmetricWalkerMatchesEvents) {
+  Cluster c;
+  ASSERT_TRUE(preset("fattree2", &c));
+  c.hosts = 4;
+  c.link[static_cast<int>(LinkClass::NvLink)] = {0.5, 300.0};
+  c.link[static_cast<int>(LinkClass::Nic)] = {3.0, 48.0};
+  c.kernelReduceGBps = 2000.0;
+  for (coll::Algo algo : {coll::Algo::Ring, coll::Algo::RecHalvingDoubling}) {
+    coll::CollArgs a;
+    a.kind = coll::CollKind::AllReduce;
+    a.nranks = c.nranks();
+    a.count = (64u << 20) / 4;
+    const Network net(c);
+    EngineInput in;
+    in.cluster = &c;
+    in.net = &net;
+    in.kind = a.kind;
+    in.sharing = Sharing::Frozen;
+    EngineResult sym;
+    ASSERT_TRUE(runSymmetric(in, algo, a, &sym)) << coll::algoName(algo);
+    const double events = runEngine(in, allRanks(algo, a)).timeUs;
+    EXPECT_NEAR(sym.timeUs, events, events * 0.05) << coll::algoName(algo);
+  }
+}
+
+// The double binary tree is not symmetric: the walker says so.
+TEST(SimModel, TreeIsNotSymmetric) {
+  Cluster c = toyHost(8);
+  coll::CollArgs a;
+  a.kind = coll::CollKind::AllReduce;
+  a.nranks = 8;
+  a.count = 4096;
+  const Network net(c);
+  EngineInput in;
+  in.cluster = &c;
+  in.net = &net;
+  EngineResult r;
+  EXPECT_FALSE(runSymmetric(in, coll::Algo::DoubleBinaryTree, a, &r));
+}
+
+TEST(SimCluster, FileKeysRoundTrip) {
+  Cluster c;
+  ASSERT_TRUE(preset("fattree3", &c));
+  apply(c, "hosts=16; oversubscription=4; link.nic.gbps=25; cma_threshold=128k");
+  EXPECT_EQ(c.hosts, 16);
+  EXPECT_EQ(c.nranks(), 128);
+  EXPECT_DOUBLE_EQ(c.oversubscription, 4.0);
+  EXPECT_DOUBLE_EQ(c.link[static_cast<int>(LinkClass::Nic)].gbps, 25.0);
+  EXPECT_EQ(c.cmaThreshold, 128u << 10);
+  EXPECT_NE(dump(c).find("link.nic.gbps = 25"), std::string::npos);
+  EXPECT_THROW(apply(c, "no_such_key=1"), InvalidArgument);
+  EXPECT_THROW(validate(Cluster{}), InvalidArgument);  // nothing calibrated
+}
+
+// Oversubscription on a fat tree: the same all-to-all is slower when the
+// leaves' uplinks carry a quarter of their hosts' capacity.
+TEST(SimModel, OversubscribedTreeIsSlower) {
+  Cluster c;
+  ASSERT_TRUE(preset("fattree2", &c));
+  c.hosts = 16;
+  c.leafPorts = 4;  // 4 leaves per rail: most pairs cross the spine
+  c.link[static_cast<int>(LinkClass::NvLink)] = {0.5, 300.0};
+  c.link[static_cast<int>(LinkClass::Nic)] = {3.0, 48.0};
+  c.kernelReduceGBps = 2000.0;
+  Query q;
+  q.kind = coll::CollKind::AllToAll;
+  q.bytes = size_t{128} << 20;
+  const double full = predict(c, q).timeUs;
+  c.oversubscription = 4.0;
+  EXPECT_GT(predict(c, q).timeUs, full * 1.5);
+}
+
+}  // namespace
+}  // namespace gdr::sim
