@@ -326,11 +326,42 @@ void testErrors(ncclComm_t comm, int rank, int n) {
   CHECK(r == ncclInvalidUsage, "ncclCommShrink returned %d", r);
   CHECK(std::strstr(ncclGetLastError(comm), "ncclCommShrink") != nullptr, "shrink message: %s", ncclGetLastError(comm));
   CHECK(shrunk == nullptr, "ncclCommShrink left newcomm set");
-  // Registration handles.
+  r = ncclCommRevoke(comm, 0);
+  CHECK(r == ncclInvalidUsage, "ncclCommRevoke returned %d", r);
+  CHECK(std::strstr(ncclGetLastError(comm), "ncclCommRevoke") != nullptr, "revoke message: %s",
+        ncclGetLastError(comm));
+  // Registration handles and windows (gdrCommRegister underneath).
   void* handle = nullptr;
   NCCLOK(ncclCommRegister(comm, x, sizeof(x), &handle));
   CHECK(handle != nullptr, "no registration handle");
   NCCLOK(ncclCommDeregister(comm, handle));
+  ncclWindow_t win = nullptr;
+  NCCLOK(ncclCommWindowRegister(comm, x, sizeof(x), &win, NCCL_WIN_DEFAULT));
+  CHECK(win != nullptr, "no window");
+  NCCLOK(ncclCommWindowDeregister(comm, win));
+  CHECK(ncclCommWindowDeregister(comm, win) != ncclSuccess, "a window deregistered twice");
+#ifdef NCCL_GDRCOLL_COMPAT
+  // The device API's host side: properties say there is none, creating a
+  // device communicator is refused by name, teams are arithmetic.
+  ncclCommProperties_t props = NCCL_COMM_PROPERTIES_INITIALIZER;
+  NCCLOK(ncclCommQueryProperties(comm, &props));
+  CHECK(props.rank == rank && props.nRanks == n && !props.deviceApiSupport &&
+            props.ginType == NCCL_GIN_TYPE_NONE,
+        "properties: rank %d of %d, device API %d", props.rank, props.nRanks,
+        props.deviceApiSupport);
+  ncclDevComm_t* devComm = nullptr;
+  r = ncclDevCommCreate(comm, nullptr, devComm);
+  CHECK(r == ncclInvalidUsage && std::strstr(ncclGetLastError(comm), "ncclDevCommCreate"),
+        "ncclDevCommCreate %d: %s", r, ncclGetLastError(comm));
+  ncclTeam_t world = ncclTeamWorld(comm);
+  CHECK(world.nRanks == n && world.rank == rank && world.stride == 1, "world team");
+  CHECK(ncclTeamRankToWorld(comm, world, (rank + 1) % n) == (rank + 1) % n, "team rank to world");
+  CHECK(ncclTeamLsa(comm).nRanks == 1 && ncclLLA2ACalcSlots(3, 12) == 6, "lsa team, LL slots");
+  r = ncclCommGrow(comm, n + 1, nullptr, -1, nullptr, nullptr);
+  CHECK(r == ncclInvalidUsage && std::strstr(ncclGetLastError(comm), "ncclCommGrow"),
+        "ncclCommGrow %d", r);
+  CHECK(ncclCommSuspend(comm, NCCL_SUSPEND_MEM) == ncclInvalidUsage, "ncclCommSuspend");
+#endif
   // Still usable.
   int one = 1, total = 0;
   NCCLOK(ncclAllReduce(&one, &total, 1, ncclInt32, ncclSum, comm, nullptr));
@@ -440,10 +471,13 @@ void testProcessLocal() {
   CHECK(NCCL_VERSION(2, 28, 9) == 22809 && NCCL_VERSION(2, 8, 4) == 2804, "NCCL_VERSION encoding");
   CHECK(std::strcmp(ncclGetErrorString(ncclSuccess), "no error") == 0, "ncclGetErrorString(ncclSuccess)");
   ncclSimInfo_t sim = NCCL_SIM_INFO_INITIALIZER;
+  // A simulated group ends without running anything; gdrcoll gives no
+  // estimate (NCCL_UNDEF_FLOAT).
   CHECK(ncclGroupStart() == ncclSuccess, "group start");
-  CHECK(ncclGroupSimulateEnd(&sim) == ncclInvalidUsage, "ncclGroupSimulateEnd is unimplemented");
-  CHECK(std::strstr(ncclGetLastError(nullptr), "ncclGroupSimulateEnd") != nullptr, "message: %s", ncclGetLastError(nullptr));
-  CHECK(ncclGroupEnd() == ncclSuccess, "group end after the refused simulation");
+  CHECK(ncclGroupSimulateEnd(&sim) == ncclSuccess, "ncclGroupSimulateEnd: %s",
+        ncclGetLastError(nullptr));
+  CHECK(sim.estimatedTime == NCCL_UNDEF_FLOAT, "simulated time %f", sim.estimatedTime);
+  CHECK(ncclGroupEnd() == ncclInvalidUsage, "the simulation left the group open");
   CHECK(ncclCommInitRank(nullptr, 2, ncclUniqueId{}, 0) == ncclInvalidArgument, "NULL comm pointer accepted");
   void* mem = nullptr;
   NCCLOK(ncclMemAlloc(&mem, 1 << 20));
