@@ -1,7 +1,7 @@
 #include "comm/device_colls.h"
 
-#include <cstring>
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -89,15 +89,16 @@ void checkDeviceErrors(Communicator& comm, const ipc::IpcContext& ctx) {
   }
 }
 
-// The IPC context, created on the first device collective (collective on
-// every rank); null when the staged path applies.
-ipc::IpcContext* ipcFor(Communicator& comm, bool collective) {
+// The IPC context, created at the communicator's first device operation of
+// any kind, send and receive included: the set-up is one host all-gather
+// over the communicator, which every rank joins at its own first device
+// operation. A two-rank communicator (the pair one made for point-to-point)
+// always meets there; with more ranks, ranks whose first device operation
+// is a send or receive wait for the others' first device operation (bounded
+// by GDR_TIMEOUT_MS). Null when the staged path applies.
+ipc::IpcContext* ipcFor(Communicator& comm) {
   DeviceState& st = stateOf(comm);
   if (!st.tried) {
-    if (!collective)
-      throw InvalidUsage(
-          "the first device operation on a communicator must be a collective (it sets up CUDA IPC on every "
-          "rank); call e.g. gdrBarrier on a stream first");
     st.tried = true;
     st.policy.algo = param::getString("GDR_CUDA_IPC_ALGO");
     if (st.policy.algo != "auto" && st.policy.algo != "oneshot" && st.policy.algo != "twoshot")
@@ -276,11 +277,11 @@ struct DeviceP2P {
 // send and the k-th receive of every peer (messages between two ranks match
 // in order, and both sides count alike).
 void runP2P(Communicator& comm, const std::vector<DeviceP2P>& ops) {
-  ipc::IpcContext* ctx = ipcFor(comm, false);
   cudaStream_t s = ops.front().stream;
   for (const auto& o : ops)
     if (o.stream != s)
       throw InvalidUsage("device send/recv of one communicator inside a group must use one stream");
+  ipc::IpcContext* ctx = ipcFor(comm);
   if (!ctx) {
     std::vector<staged::P2PItem> items;  // the staged path (comm/staged_path.h)
     for (const auto& o : ops)
@@ -330,7 +331,7 @@ void runOne(DeviceP2P op) {
 
 void runDeviceCollective(Communicator& comm, const CollCall& call, gdrStream_t stream) {
   auto s = reinterpret_cast<cudaStream_t>(stream);
-  ipc::IpcContext* ctx = ipcFor(comm, true);
+  ipc::IpcContext* ctx = ipcFor(comm);
   if (ctx) {
     const AlgoPolicy& pol = stateOf(comm).policy;
     onDevice(ctx->device(), [&] { runIpc(comm, *ctx, pol, call, s); });

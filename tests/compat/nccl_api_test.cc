@@ -290,6 +290,39 @@ void testPreMulSum(ncclComm_t comm, int rank, int n) {
   }
 }
 
+// A new two-rank communicator whose first operation is point-to-point (what
+// PyTorch makes for send/recv): ranks pair up (0-1, 2-3, ...), a rank left
+// over sits out.
+void testPairFirstP2p(ncclComm_t comm, int rank, int n) {
+  const bool paired = rank / 2 * 2 + 1 < n;
+  ncclComm_t pair = nullptr;
+  NCCLOK(ncclCommSplit(comm, paired ? rank / 2 : NCCL_SPLIT_NOCOLOR, rank, &pair, nullptr));
+  if (!paired) return;
+  const int peer = rank ^ 1;
+  const size_t count = 3000;
+  std::vector<int32_t> out(count), in(count, -1);
+  for (size_t i = 0; i < count; ++i) out[i] = static_cast<int32_t>(input(rank, i, ncclSum));
+  // Rank 0 of the pair sends first, then receives; outside a group, as
+  // torch's dist.send/dist.recv do, with a group for the reply.
+  if (rank % 2 == 0) {
+    NCCLOK(ncclSend(out.data(), count, ncclInt32, 1, pair, nullptr));
+    NCCLOK(ncclGroupStart());
+    NCCLOK(ncclRecv(in.data(), count, ncclInt32, 1, pair, nullptr));
+    NCCLOK(ncclGroupEnd());
+  } else {
+    NCCLOK(ncclRecv(in.data(), count, ncclInt32, 0, pair, nullptr));
+    NCCLOK(ncclGroupStart());
+    NCCLOK(ncclSend(out.data(), count, ncclInt32, 0, pair, nullptr));
+    NCCLOK(ncclGroupEnd());
+  }
+  for (size_t i = 0; i < count; ++i)
+    if (in[i] != static_cast<int32_t>(input(peer, i, ncclSum))) {
+      CHECK(false, "pair p2p [%zu] = %d", i, in[i]);
+      break;
+    }
+  NCCLOK(ncclCommDestroy(pair));
+}
+
 void testSplit(ncclComm_t comm, int rank, int n) {
   const int color = (n > 2 && rank == n - 1) ? NCCL_SPLIT_NOCOLOR : rank % 2;
   ncclComm_t sub = nullptr;
@@ -385,6 +418,7 @@ int runRank(int rank, int n, ncclUniqueId id) {
   testGroupSendRecv(comm, rank, n);
   testPreMulSum(comm, rank, n);
   testSplit(comm, rank, n);
+  testPairFirstP2p(comm, rank, n);
   testErrors(comm, rank, n);
   ncclResult_t async = ncclInternalError;
   NCCLOK(ncclCommGetAsyncError(comm, &async));
