@@ -9,6 +9,7 @@
 
 #include "collectives/reduce_host.h"
 #include "comm/p2p.h"
+#include "comm/single_rank.h"
 #include "comm/staged_path.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -273,6 +274,23 @@ struct DeviceP2P {
   cudaStream_t stream;
 };
 
+// One rank: the k-th send to oneself lands in the k-th receive, one
+// cudaMemcpyAsync each.
+void selfCopies(const std::vector<DeviceP2P>& ops, cudaStream_t s) {
+  std::vector<const DeviceP2P*> sends, recvs;
+  for (const auto& o : ops) (o.isSend ? sends : recvs).push_back(&o);
+  if (sends.size() != recvs.size())
+    throw InvalidUsage("device send/recv to oneself must come in matching pairs inside one group");
+  for (size_t k = 0; k < sends.size(); ++k) {
+    if (sends[k]->bytes != recvs[k]->bytes)
+      throw InvalidArgument("a device send to oneself and its receive differ in size");
+    if (sends[k]->bytes && sends[k]->sendBuf != recvs[k]->recvBuf)
+      checkCuda(cudaMemcpyAsync(recvs[k]->recvBuf, sends[k]->sendBuf, sends[k]->bytes,
+                                cudaMemcpyDeviceToDevice, s),
+                "cudaMemcpyAsync (send/recv to oneself)");
+  }
+}
+
 // Runs one communicator's queued send/recv: the k-th kernel carries the k-th
 // send and the k-th receive of every peer (messages between two ranks match
 // in order, and both sides count alike).
@@ -281,6 +299,7 @@ void runP2P(Communicator& comm, const std::vector<DeviceP2P>& ops) {
   for (const auto& o : ops)
     if (o.stream != s)
       throw InvalidUsage("device send/recv of one communicator inside a group must use one stream");
+  if (comm.size() == 1) return selfCopies(ops, s);
   ipc::IpcContext* ctx = ipcFor(comm);
   if (!ctx) {
     std::vector<staged::P2PItem> items;  // the staged path (comm/staged_path.h)
@@ -331,6 +350,13 @@ void runOne(DeviceP2P op) {
 
 void runDeviceCollective(Communicator& comm, const CollCall& call, gdrStream_t stream) {
   auto s = reinterpret_cast<cudaStream_t>(stream);
+  if (comm.size() == 1) {
+    const SingleRankCopy c = singleRankCopy(call);
+    if (c.bytes)
+      checkCuda(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyDeviceToDevice, s),
+                "cudaMemcpyAsync (one rank)");
+    return;
+  }
   ipc::IpcContext* ctx = ipcFor(comm);
   if (ctx) {
     const AlgoPolicy& pol = stateOf(comm).policy;
@@ -359,6 +385,7 @@ void deviceP2PBatch(Communicator& comm, const std::vector<P2PRequest>& reqs) {
 }
 
 bool deviceOpsAsync(const Communicator& comm) {
+  if (comm.size() == 1) return true;  // copies on the stream
   std::lock_guard<std::mutex> g(gStatesMu);
   auto it = gStates.find(&comm);
   return it != gStates.end() && it->second->ipc && it->second->ipc->deviceErrors() == 0;

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -323,6 +324,40 @@ void testPairFirstP2p(ncclComm_t comm, int rank, int n) {
   NCCLOK(ncclCommDestroy(pair));
 }
 
+// One rank: every collective is a copy (or nothing, in place).
+void testOneRank(ncclComm_t comm, int rank) {
+  ncclComm_t self = nullptr;
+  NCCLOK(ncclCommSplit(comm, rank, 0, &self, nullptr));
+  const size_t count = 4099;
+  std::vector<float> a(count), b(count, -1.0f);
+  for (size_t i = 0; i < count; ++i) a[i] = static_cast<float>(input(rank, i, ncclSum));
+  const std::vector<float> orig = a;
+  for (ncclRedOp_t op : {ncclSum, ncclProd, ncclMax, ncclMin, ncclAvg}) {
+    NCCLOK(ncclAllReduce(a.data(), a.data(), count, ncclFloat32, op, self, nullptr));
+    CHECK(a == orig, "one-rank in-place all-reduce op %d changed the data", op);
+    std::fill(b.begin(), b.end(), -1.0f);
+    NCCLOK(ncclAllReduce(a.data(), b.data(), count, ncclFloat32, op, self, nullptr));
+    CHECK(b == orig, "one-rank all-reduce op %d", op);
+  }
+  std::fill(b.begin(), b.end(), -1.0f);
+  NCCLOK(ncclReduce(a.data(), b.data(), count, ncclFloat32, ncclSum, 0, self, nullptr));
+  CHECK(b == orig, "one-rank reduce");
+  std::fill(b.begin(), b.end(), -1.0f);
+  NCCLOK(ncclReduceScatter(a.data(), b.data(), count, ncclFloat32, ncclMax, self, nullptr));
+  CHECK(b == orig, "one-rank reduce-scatter");
+  std::fill(b.begin(), b.end(), -1.0f);
+  NCCLOK(ncclAllGather(a.data(), b.data(), count, ncclFloat32, self, nullptr));
+  CHECK(b == orig, "one-rank all-gather");
+  std::fill(b.begin(), b.end(), -1.0f);
+  NCCLOK(ncclBroadcast(a.data(), b.data(), count, ncclFloat32, 0, self, nullptr));
+  CHECK(b == orig, "one-rank broadcast");
+  std::fill(b.begin(), b.end(), -1.0f);
+  NCCLOK(ncclAlltoAll(a.data(), b.data(), count, ncclFloat32, self, nullptr));
+  CHECK(b == orig, "one-rank all-to-all");
+  CHECK(a == orig, "one-rank collectives changed their input");
+  NCCLOK(ncclCommDestroy(self));
+}
+
 void testSplit(ncclComm_t comm, int rank, int n) {
   const int color = (n > 2 && rank == n - 1) ? NCCL_SPLIT_NOCOLOR : rank % 2;
   ncclComm_t sub = nullptr;
@@ -419,6 +454,7 @@ int runRank(int rank, int n, ncclUniqueId id) {
   testPreMulSum(comm, rank, n);
   testSplit(comm, rank, n);
   testPairFirstP2p(comm, rank, n);
+  testOneRank(comm, rank);
   testErrors(comm, rank, n);
   ncclResult_t async = ncclInternalError;
   NCCLOK(ncclCommGetAsyncError(comm, &async));
