@@ -3,16 +3,16 @@
  * libnccl.so.2 first on LD_LIBRARY_PATH, gdrcoll through the NCCL API.
  *
  *   nccl_api_bench <allreduce|allgather|reducescatter|alltoall|bcast> [--min B] [--max B]
- *                  [--mode env|initall] [--id-file F] [--ranks N]
+ *                  [--mode env|initall] [--id-file F] [--ranks N] [--inplace 0|1]
  *   env:     one process per GPU under mpirun (OMPI_COMM_WORLD_RANK/SIZE);
  *            rank 0 passes the unique id through --id-file
  *   initall: one process drives N GPUs (ncclCommInitAll, grouped calls)
  *
- * float32 sum, out of place, sizes doubling from --min to --max (default
- * 8 B .. 512 MiB). Sizes follow nccl-tests: the total buffer (all-gather:
- * the output; reduce-scatter, all-to-all: the input). Time per call is the
- * CUDA-event time of a loop of calls on rank 0's stream after a warm-up;
- * busbw uses nccl-tests' factors. Prints which libnccl was loaded. */
+ * float32 sum, out of place (--inplace 1: NCCL's in-place forms), sizes doubling from --min to
+ * --max (default 8 B .. 512 MiB). Sizes follow nccl-tests: the total buffer (all-gather: the
+ * output; reduce-scatter, all-to-all: the input). Time per call is the CUDA-event time of a loop of
+ * calls on rank 0's stream after a warm-up; busbw uses nccl-tests' factors. Prints which libnccl
+ * was loaded. */
 #define _GNU_SOURCE
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -38,6 +38,7 @@ static const char* kNames[] = {"allreduce", "allgather", "reducescatter", "allto
 
 typedef struct {
   int device;
+  int rank;
   ncclComm_t comm;
   cudaStream_t stream;
   void* send;
@@ -65,15 +66,30 @@ static double busFactor(enum Coll c, int n) {
   return (double)(n - 1) / n;
 }
 
+static int gInPlace = 0;
+
+/* In place: all-reduce and broadcast on one buffer; all-gather from this
+ * rank's block of the output; reduce-scatter into this rank's block of the
+ * input. All-to-all has no in-place form in NCCL: it stays out of place. */
 static void issue(enum Coll c, Local* l, size_t count) {
+  float* send = (float*)l->send;
+  float* recv = gInPlace ? send : (float*)l->recv;
   switch (c) {
-    case kAllReduce: CHECK(ncclAllReduce(l->send, l->recv, count, ncclFloat, ncclSum, l->comm, l->stream)); break;
-    case kAllGather: CHECK(ncclAllGather(l->send, l->recv, count, ncclFloat, l->comm, l->stream)); break;
+    case kAllReduce:
+      CHECK(ncclAllReduce(send, recv, count, ncclFloat, ncclSum, l->comm, l->stream));
+      break;
+    case kAllGather:
+      CHECK(ncclAllGather(gInPlace ? recv + (size_t)l->rank * count : send, recv, count, ncclFloat,
+                          l->comm, l->stream));
+      break;
     case kReduceScatter:
-      CHECK(ncclReduceScatter(l->send, l->recv, count, ncclFloat, ncclSum, l->comm, l->stream));
+      CHECK(ncclReduceScatter(send, gInPlace ? send + (size_t)l->rank * count : recv, count,
+                              ncclFloat, ncclSum, l->comm, l->stream));
       break;
     case kAllToAll: CHECK(ncclAlltoAll(l->send, l->recv, count, ncclFloat, l->comm, l->stream)); break;
-    case kBcast: CHECK(ncclBroadcast(l->send, l->recv, count, ncclFloat, 0, l->comm, l->stream)); break;
+    case kBcast:
+      CHECK(ncclBroadcast(send, recv, count, ncclFloat, 0, l->comm, l->stream));
+      break;
   }
 }
 
@@ -122,8 +138,10 @@ static void readId(ncclUniqueId* id, int rank, const char* file) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s <allreduce|allgather|reducescatter|alltoall|bcast> [--min B] [--max B] "
-            "[--mode env|initall] [--id-file F] [--ranks N]\n", argv[0]);
+    fprintf(stderr,
+            "usage: %s <allreduce|allgather|reducescatter|alltoall|bcast> [--min B] [--max B] "
+            "[--mode env|initall] [--id-file F] [--ranks N] [--inplace 0|1]\n",
+            argv[0]);
     return 2;
   }
   int coll = -1;
@@ -143,6 +161,8 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--mode")) mode = argv[i + 1];
     else if (!strcmp(argv[i], "--id-file")) idFile = argv[i + 1];
     else if (!strcmp(argv[i], "--ranks")) nranks = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--inplace"))
+      gInPlace = atoi(argv[i + 1]) != 0;
     else {
       fprintf(stderr, "unknown option %s\n", argv[i]);
       return 2;
@@ -175,6 +195,7 @@ int main(int argc, char** argv) {
   const size_t bufBytes = maxBytes + 64;
   for (int i = 0; i < nlocal; ++i) {
     ls[i].device = nlocal > 1 ? i : rank % ndev;
+    ls[i].rank = nlocal > 1 ? i : rank;
     CHECK(cudaSetDevice(ls[i].device));
     CHECK(cudaStreamCreateWithFlags(&ls[i].stream, cudaStreamNonBlocking));
     CHECK(cudaMalloc(&ls[i].send, bufBytes));
@@ -199,8 +220,9 @@ int main(int argc, char** argv) {
     dladdr((void*)&ncclGetVersion, &info);
     int version = 0;
     ncclGetVersion(&version);
-    printf("# nccl-api-bench %s: %d ranks (%s), libnccl %s (version code %d)\n", kNames[coll], nranks, mode,
-           info.dli_fname ? info.dli_fname : "?", version);
+    printf("# nccl-api-bench %s%s: %d ranks (%s), libnccl %s (version code %d)\n", kNames[coll],
+           gInPlace ? " in place" : "", nranks, mode, info.dli_fname ? info.dli_fname : "?",
+           version);
     printf("# %12s %12s %10s %10s %10s\n", "size(B)", "count", "time(us)", "algbw(GB/s)", "busbw(GB/s)");
     fflush(stdout);
   }

@@ -67,7 +67,8 @@ typedef struct CUstream_st* gdrStream_t;
 
 /* ---- communicators ---- */
 
-/* gdrCommInitMPI(comm, MPI_Comm) is declared in gdrcoll_mpi.h. */
+/* gdrCommInitMPI(comm, MPI_Comm) is in gdrcoll_mpi.h (built on
+ * gdrCommInitBootstrap below, so this library needs no MPI). */
 /* Unique-id rendezvous over TCP: rank 0 (or any one process) calls
  * gdrGetUniqueId, shares the id, and every rank calls gdrCommInitRank. With
  * GDR_COMM_ID=host:port set, the id names that address and rank 0 serves the
@@ -84,6 +85,27 @@ gdrResult_t gdrCommInitRank(gdrComm_t* comm, int nranks, gdrUniqueId uniqueId, i
  * inside gdrGroupStart/gdrGroupEnd. */
 gdrResult_t gdrCommInitFromEnv(gdrComm_t* comm);
 gdrResult_t gdrCommDestroy(gdrComm_t comm);
+
+/* A bootstrap the caller already has (its MPI, PMIx, ...): gdrcoll calls
+ * allgather and barrier only inside gdrCommInitBootstrap, on the calling
+ * thread, to exchange set-up data (and rank 0's job secret, so the channel
+ * should be private to the job). allgather: `data` holds `size` pieces of
+ * `bytes`, this rank's at rank * bytes; fill in every piece. Both return 0
+ * on success, else a code that errorString (may be NULL) turns into words.
+ * A non-NULL `error` makes the init fail with that text (an adapter that
+ * could not start, e.g. MPI not initialized). Collective over the `size`
+ * ranks; also inside a group, it connects at once. */
+typedef struct {
+  int rank;
+  int size;
+  void* ctx;
+  int (*allgather)(void* ctx, void* data, size_t bytes);
+  int (*barrier)(void* ctx);
+  void (*errorString)(void* ctx, int code, char* text, size_t len);
+  const char* name;  /* for logs, e.g. "mpi" */
+  const char* error; /* NULL unless the adapter failed */
+} gdrBootstrap_t;
+gdrResult_t gdrCommInitBootstrap(gdrComm_t* comm, const gdrBootstrap_t* bootstrap);
 /* Always returns: fails pending operations and frees the communicator. */
 gdrResult_t gdrCommAbort(gdrComm_t comm);
 gdrResult_t gdrCommRank(gdrComm_t comm, int* rank);

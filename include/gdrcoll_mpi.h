@@ -8,6 +8,8 @@
 #define GDRCOLL_MPI_H_
 
 #include <mpi.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "gdrcoll.h"
 
@@ -15,9 +17,58 @@
 extern "C" {
 #endif
 
+/* The MPI bootstrap lives here, compiled into the MPI program, so that
+ * libgdrcoll itself needs no MPI (and works with any MPI's ABI). It calls
+ * the PMPI_ names, so an MPI interposer never sees set-up traffic. */
+static inline int gdrMPIBootAllgather_(void* ctx, void* data, size_t bytes) {
+  if (bytes > (size_t)INT32_MAX) return MPI_ERR_COUNT;
+  return PMPI_Allgather(MPI_IN_PLACE, 0, MPI_BYTE, data, (int)bytes, MPI_BYTE, *(MPI_Comm*)ctx);
+}
+
+static inline int gdrMPIBootBarrier_(void* ctx) { return PMPI_Barrier(*(MPI_Comm*)ctx); }
+
+static inline void gdrMPIBootError_(void* ctx, int code, char* text, size_t len) {
+  char buf[MPI_MAX_ERROR_STRING];
+  int n = 0;
+  (void)ctx;
+  if (PMPI_Error_string(code, buf, &n) != MPI_SUCCESS || n < 0) n = 0;
+  if ((size_t)n >= len) n = (int)len - 1;
+  memcpy(text, buf, (size_t)n);
+  text[n] = '\0';
+}
+
 /* Collective over mpiComm; the bootstrap works on a duplicate of it, so the
  * caller's communicator carries no gdrcoll traffic. */
-gdrResult_t gdrCommInitMPI(gdrComm_t* comm, MPI_Comm mpiComm);
+static inline gdrResult_t gdrCommInitMPI(gdrComm_t* comm, MPI_Comm mpiComm) {
+  gdrBootstrap_t b;
+  MPI_Comm dup = MPI_COMM_NULL;
+  int inited = 0, finalized = 0;
+  gdrResult_t r;
+  memset(&b, 0, sizeof(b));
+  b.name = "mpi";
+  b.size = 1;
+  b.allgather = gdrMPIBootAllgather_;
+  b.barrier = gdrMPIBootBarrier_;
+  b.errorString = gdrMPIBootError_;
+  PMPI_Initialized(&inited);
+  PMPI_Finalized(&finalized);
+  if (!inited || finalized)
+    b.error = "gdrCommInitMPI called before MPI_Init or after MPI_Finalize";
+  else if (mpiComm == MPI_COMM_NULL)
+    b.error = "gdrCommInitMPI: the MPI communicator is MPI_COMM_NULL";
+  else if (PMPI_Comm_dup(mpiComm, &dup) != MPI_SUCCESS)
+    b.error = "gdrCommInitMPI: MPI_Comm_dup failed";
+  if (!b.error) {
+    /* Errors come back as codes, reported by gdrcoll, instead of aborting. */
+    PMPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    PMPI_Comm_rank(dup, &b.rank);
+    PMPI_Comm_size(dup, &b.size);
+    b.ctx = &dup;
+  }
+  r = gdrCommInitBootstrap(comm, &b);
+  if (dup != MPI_COMM_NULL) PMPI_Comm_free(&dup);
+  return r;
+}
 
 /* Returns gdrSuccess and sets *out when the MPI datatype has a gdrcoll twin. */
 static inline gdrResult_t gdrTypeFromMPI(MPI_Datatype t, gdrDataType_t* out) {

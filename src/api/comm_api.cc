@@ -1,6 +1,4 @@
 // Communicator entry points of the C API.
-#include <mpi.h>
-
 #include <memory>
 
 #include "api/guard.h"
@@ -8,7 +6,6 @@
 #include "comm/group.h"
 #include "comm/group_device.h"
 #include "core/params.h"
-#include "gdrcoll_mpi.h"
 
 using gdr::api::checkComm;
 using gdr::api::guarded;
@@ -22,15 +19,15 @@ gdrResult_t gdrGetVersion(int* version) {
   });
 }
 
-gdrResult_t gdrCommInitMPI(gdrComm_t* comm, MPI_Comm mpiComm) {
-  return guarded("gdrCommInitMPI", nullptr, [&] {
+gdrResult_t gdrCommInitBootstrap(gdrComm_t* comm, const gdrBootstrap_t* bootstrap) {
+  return guarded("gdrCommInitBootstrap", nullptr, [&] {
     GDR_CHECK_ARG(comm, "comm (the output pointer) is NULL");
-    GDR_CHECK_ARG(mpiComm != MPI_COMM_NULL, "the MPI communicator is MPI_COMM_NULL");
     *comm = nullptr;
-    // Collective over MPI at once, even inside a group (the MPI bootstrap
-    // cannot move to a worker thread).
+    GDR_CHECK_ARG(bootstrap, "bootstrap is NULL");
+    // Collective through the caller's channel at once, even inside a group
+    // (its callbacks are valid only during this call, on this thread).
     const int device = gdr::currentCudaDevice();
-    auto c = new gdrComm(gdr::boot::makeMpiBootstrap(&mpiComm));
+    auto c = new gdrComm(gdr::boot::makeExternalBootstrap(*bootstrap));
     c->setDevice(device);
     gdr::api::registerComm(c);
     *comm = c;

@@ -1,9 +1,10 @@
 // The bootstrap: how ranks find each other at set-up. A tiny interface
 // (rank, size, local rank, allgather of bytes, barrier) with three adapters:
-// MPI (on a duplicate of the user's communicator), PMIx (the launcher's
-// key-value store, libpmix loaded at run time) and TCP (a rendezvous at a
-// unique id's address, or at a host:port from the environment). It carries
-// connection info and nothing after set-up.
+// the caller's own (gdrBootstrap_t, which gdrcoll_mpi.h fills from MPI, so
+// the library itself never links MPI), PMIx (the launcher's key-value store,
+// libpmix loaded at run time) and TCP (a rendezvous at a unique id's address,
+// or at a host:port from the environment). It carries connection info and
+// nothing after set-up.
 #pragma once
 
 #include <cstddef>
@@ -32,10 +33,12 @@ class Bootstrap {
   // The job's secret and id (security/job_secret.h), the same on every rank:
   // every TCP connection between ranks authenticates with it.
   virtual const security::JobSecret& jobSecret() const = 0;
+  // The communicator is connected: nothing calls allgather or barrier again.
+  virtual void setUpDone() {}
 };
 
-// MPI adapter: `mpiComm` points at an MPI_Comm; it is duplicated.
-std::unique_ptr<Bootstrap> makeMpiBootstrap(const void* mpiComm);
+// The caller's bootstrap: its callbacks are used until setUpDone().
+std::unique_ptr<Bootstrap> makeExternalBootstrap(const gdrBootstrap_t& ops);
 
 // TCP adapter. createUniqueId starts the rendezvous service (a thread in this
 // process that lives until every rank has checked in, or the deadline).

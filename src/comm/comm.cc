@@ -44,6 +44,7 @@ void Communicator::start(std::unique_ptr<boot::Bootstrap> boot) {
   size_ = boot_->size();
   log::setContext(rank_, device_);
   connect();
+  boot_->setUpDone();
   // More ranks than cores on this host: a waiting rank must give its core
   // away at once or it starves the rank it waits for (as Open MPI's
   // yield-when-idle does when oversubscribed).

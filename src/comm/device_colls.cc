@@ -1,7 +1,7 @@
 #include "comm/device_colls.h"
 
-#include <cstring>
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -9,6 +9,7 @@
 
 #include "collectives/reduce_host.h"
 #include "comm/p2p.h"
+#include "comm/single_rank.h"
 #include "comm/staged_path.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -89,15 +90,16 @@ void checkDeviceErrors(Communicator& comm, const ipc::IpcContext& ctx) {
   }
 }
 
-// The IPC context, created on the first device collective (collective on
-// every rank); null when the staged path applies.
-ipc::IpcContext* ipcFor(Communicator& comm, bool collective) {
+// The IPC context, created at the communicator's first device operation of
+// any kind, send and receive included: the set-up is one host all-gather
+// over the communicator, which every rank joins at its own first device
+// operation. A two-rank communicator (the pair one made for point-to-point)
+// always meets there; with more ranks, ranks whose first device operation
+// is a send or receive wait for the others' first device operation (bounded
+// by GDR_TIMEOUT_MS). Null when the staged path applies.
+ipc::IpcContext* ipcFor(Communicator& comm) {
   DeviceState& st = stateOf(comm);
   if (!st.tried) {
-    if (!collective)
-      throw InvalidUsage(
-          "the first device operation on a communicator must be a collective (it sets up CUDA IPC on every "
-          "rank); call e.g. gdrBarrier on a stream first");
     st.tried = true;
     st.policy.algo = param::getString("GDR_CUDA_IPC_ALGO");
     if (st.policy.algo != "auto" && st.policy.algo != "oneshot" && st.policy.algo != "twoshot")
@@ -272,15 +274,33 @@ struct DeviceP2P {
   cudaStream_t stream;
 };
 
+// One rank: the k-th send to oneself lands in the k-th receive, one
+// cudaMemcpyAsync each.
+void selfCopies(const std::vector<DeviceP2P>& ops, cudaStream_t s) {
+  std::vector<const DeviceP2P*> sends, recvs;
+  for (const auto& o : ops) (o.isSend ? sends : recvs).push_back(&o);
+  if (sends.size() != recvs.size())
+    throw InvalidUsage("device send/recv to oneself must come in matching pairs inside one group");
+  for (size_t k = 0; k < sends.size(); ++k) {
+    if (sends[k]->bytes != recvs[k]->bytes)
+      throw InvalidArgument("a device send to oneself and its receive differ in size");
+    if (sends[k]->bytes && sends[k]->sendBuf != recvs[k]->recvBuf)
+      checkCuda(cudaMemcpyAsync(recvs[k]->recvBuf, sends[k]->sendBuf, sends[k]->bytes,
+                                cudaMemcpyDeviceToDevice, s),
+                "cudaMemcpyAsync (send/recv to oneself)");
+  }
+}
+
 // Runs one communicator's queued send/recv: the k-th kernel carries the k-th
 // send and the k-th receive of every peer (messages between two ranks match
 // in order, and both sides count alike).
 void runP2P(Communicator& comm, const std::vector<DeviceP2P>& ops) {
-  ipc::IpcContext* ctx = ipcFor(comm, false);
   cudaStream_t s = ops.front().stream;
   for (const auto& o : ops)
     if (o.stream != s)
       throw InvalidUsage("device send/recv of one communicator inside a group must use one stream");
+  if (comm.size() == 1) return selfCopies(ops, s);
+  ipc::IpcContext* ctx = ipcFor(comm);
   if (!ctx) {
     std::vector<staged::P2PItem> items;  // the staged path (comm/staged_path.h)
     for (const auto& o : ops)
@@ -330,6 +350,13 @@ void runOne(DeviceP2P op) {
 
 void runDeviceCollective(Communicator& comm, const CollCall& call, gdrStream_t stream) {
   auto s = reinterpret_cast<cudaStream_t>(stream);
+  if (comm.size() == 1) {
+    const SingleRankCopy c = singleRankCopy(call);
+    if (c.bytes)
+      checkCuda(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyDeviceToDevice, s),
+                "cudaMemcpyAsync (one rank)");
+    return;
+  }
   if (call.blockAtStart && comm.rank() != 0) {
     // The block moves to its slot first, stream-ordered (host_colls.h).
     const size_t bytes = call.count * coll::typeSize(call.type);
@@ -337,7 +364,7 @@ void runDeviceCollective(Communicator& comm, const CollCall& call, gdrStream_t s
     checkCuda(cudaMemcpyAsync(out + comm.rank() * bytes, out, bytes, cudaMemcpyDeviceToDevice, s),
               "moving this rank's all-gather block to its slot");
   }
-  ipc::IpcContext* ctx = ipcFor(comm, true);
+  ipc::IpcContext* ctx = ipcFor(comm);
   if (ctx) {
     const AlgoPolicy& pol = stateOf(comm).policy;
     onDevice(ctx->device(), [&] { runIpc(comm, *ctx, pol, call, s); });
@@ -365,6 +392,7 @@ void deviceP2PBatch(Communicator& comm, const std::vector<P2PRequest>& reqs) {
 }
 
 bool deviceOpsAsync(const Communicator& comm) {
+  if (comm.size() == 1) return true;  // copies on the stream
   std::lock_guard<std::mutex> g(gStatesMu);
   auto it = gStates.find(&comm);
   return it != gStates.end() && it->second->ipc && it->second->ipc->deviceErrors() == 0;

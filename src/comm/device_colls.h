@@ -3,7 +3,7 @@
 //
 // - All ranks on one host (and GDR_CUDA_IPC on): one fused kernel per
 //   collective over the cuda_ipc transport (transport/cuda_ipc), set up at
-//   the communicator's first device collective. No host round trip, no host
+//   the communicator's first device operation (of any kind). No host round trip, no host
 //   sync; capturable in CUDA graphs.
 // - Otherwise (ranks on several hosts, GDR_TRANSPORT=socket, more than 8
 //   local ranks): the staged path. It is NOT stream-async: it synchronizes

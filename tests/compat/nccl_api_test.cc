@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -290,6 +291,73 @@ void testPreMulSum(ncclComm_t comm, int rank, int n) {
   }
 }
 
+// A new two-rank communicator whose first operation is point-to-point (what
+// PyTorch makes for send/recv): ranks pair up (0-1, 2-3, ...), a rank left
+// over sits out.
+void testPairFirstP2p(ncclComm_t comm, int rank, int n) {
+  const bool paired = rank / 2 * 2 + 1 < n;
+  ncclComm_t pair = nullptr;
+  NCCLOK(ncclCommSplit(comm, paired ? rank / 2 : NCCL_SPLIT_NOCOLOR, rank, &pair, nullptr));
+  if (!paired) return;
+  const int peer = rank ^ 1;
+  const size_t count = 3000;
+  std::vector<int32_t> out(count), in(count, -1);
+  for (size_t i = 0; i < count; ++i) out[i] = static_cast<int32_t>(input(rank, i, ncclSum));
+  // Rank 0 of the pair sends first, then receives; outside a group, as
+  // torch's dist.send/dist.recv do, with a group for the reply.
+  if (rank % 2 == 0) {
+    NCCLOK(ncclSend(out.data(), count, ncclInt32, 1, pair, nullptr));
+    NCCLOK(ncclGroupStart());
+    NCCLOK(ncclRecv(in.data(), count, ncclInt32, 1, pair, nullptr));
+    NCCLOK(ncclGroupEnd());
+  } else {
+    NCCLOK(ncclRecv(in.data(), count, ncclInt32, 0, pair, nullptr));
+    NCCLOK(ncclGroupStart());
+    NCCLOK(ncclSend(out.data(), count, ncclInt32, 0, pair, nullptr));
+    NCCLOK(ncclGroupEnd());
+  }
+  for (size_t i = 0; i < count; ++i)
+    if (in[i] != static_cast<int32_t>(input(peer, i, ncclSum))) {
+      CHECK(false, "pair p2p [%zu] = %d", i, in[i]);
+      break;
+    }
+  NCCLOK(ncclCommDestroy(pair));
+}
+
+// One rank: every collective is a copy (or nothing, in place).
+void testOneRank(ncclComm_t comm, int rank) {
+  ncclComm_t self = nullptr;
+  NCCLOK(ncclCommSplit(comm, rank, 0, &self, nullptr));
+  const size_t count = 4099;
+  std::vector<float> a(count), b(count, -1.0f);
+  for (size_t i = 0; i < count; ++i) a[i] = static_cast<float>(input(rank, i, ncclSum));
+  const std::vector<float> orig = a;
+  for (ncclRedOp_t op : {ncclSum, ncclProd, ncclMax, ncclMin, ncclAvg}) {
+    NCCLOK(ncclAllReduce(a.data(), a.data(), count, ncclFloat32, op, self, nullptr));
+    CHECK(a == orig, "one-rank in-place all-reduce op %d changed the data", op);
+    std::fill(b.begin(), b.end(), -1.0f);
+    NCCLOK(ncclAllReduce(a.data(), b.data(), count, ncclFloat32, op, self, nullptr));
+    CHECK(b == orig, "one-rank all-reduce op %d", op);
+  }
+  std::fill(b.begin(), b.end(), -1.0f);
+  NCCLOK(ncclReduce(a.data(), b.data(), count, ncclFloat32, ncclSum, 0, self, nullptr));
+  CHECK(b == orig, "one-rank reduce");
+  std::fill(b.begin(), b.end(), -1.0f);
+  NCCLOK(ncclReduceScatter(a.data(), b.data(), count, ncclFloat32, ncclMax, self, nullptr));
+  CHECK(b == orig, "one-rank reduce-scatter");
+  std::fill(b.begin(), b.end(), -1.0f);
+  NCCLOK(ncclAllGather(a.data(), b.data(), count, ncclFloat32, self, nullptr));
+  CHECK(b == orig, "one-rank all-gather");
+  std::fill(b.begin(), b.end(), -1.0f);
+  NCCLOK(ncclBroadcast(a.data(), b.data(), count, ncclFloat32, 0, self, nullptr));
+  CHECK(b == orig, "one-rank broadcast");
+  std::fill(b.begin(), b.end(), -1.0f);
+  NCCLOK(ncclAlltoAll(a.data(), b.data(), count, ncclFloat32, self, nullptr));
+  CHECK(b == orig, "one-rank all-to-all");
+  CHECK(a == orig, "one-rank collectives changed their input");
+  NCCLOK(ncclCommDestroy(self));
+}
+
 void testSplit(ncclComm_t comm, int rank, int n) {
   const int color = (n > 2 && rank == n - 1) ? NCCL_SPLIT_NOCOLOR : rank % 2;
   ncclComm_t sub = nullptr;
@@ -326,11 +394,42 @@ void testErrors(ncclComm_t comm, int rank, int n) {
   CHECK(r == ncclInvalidUsage, "ncclCommShrink returned %d", r);
   CHECK(std::strstr(ncclGetLastError(comm), "ncclCommShrink") != nullptr, "shrink message: %s", ncclGetLastError(comm));
   CHECK(shrunk == nullptr, "ncclCommShrink left newcomm set");
-  // Registration handles.
+  r = ncclCommRevoke(comm, 0);
+  CHECK(r == ncclInvalidUsage, "ncclCommRevoke returned %d", r);
+  CHECK(std::strstr(ncclGetLastError(comm), "ncclCommRevoke") != nullptr, "revoke message: %s",
+        ncclGetLastError(comm));
+  // Registration handles and windows (gdrCommRegister underneath).
   void* handle = nullptr;
   NCCLOK(ncclCommRegister(comm, x, sizeof(x), &handle));
   CHECK(handle != nullptr, "no registration handle");
   NCCLOK(ncclCommDeregister(comm, handle));
+  ncclWindow_t win = nullptr;
+  NCCLOK(ncclCommWindowRegister(comm, x, sizeof(x), &win, NCCL_WIN_DEFAULT));
+  CHECK(win != nullptr, "no window");
+  NCCLOK(ncclCommWindowDeregister(comm, win));
+  CHECK(ncclCommWindowDeregister(comm, win) != ncclSuccess, "a window deregistered twice");
+#ifdef NCCL_GDRCOLL_COMPAT
+  // The device API's host side: properties say there is none, creating a
+  // device communicator is refused by name, teams are arithmetic.
+  ncclCommProperties_t props = NCCL_COMM_PROPERTIES_INITIALIZER;
+  NCCLOK(ncclCommQueryProperties(comm, &props));
+  CHECK(props.rank == rank && props.nRanks == n && !props.deviceApiSupport &&
+            props.ginType == NCCL_GIN_TYPE_NONE,
+        "properties: rank %d of %d, device API %d", props.rank, props.nRanks,
+        props.deviceApiSupport);
+  ncclDevComm_t* devComm = nullptr;
+  r = ncclDevCommCreate(comm, nullptr, devComm);
+  CHECK(r == ncclInvalidUsage && std::strstr(ncclGetLastError(comm), "ncclDevCommCreate"),
+        "ncclDevCommCreate %d: %s", r, ncclGetLastError(comm));
+  ncclTeam_t world = ncclTeamWorld(comm);
+  CHECK(world.nRanks == n && world.rank == rank && world.stride == 1, "world team");
+  CHECK(ncclTeamRankToWorld(comm, world, (rank + 1) % n) == (rank + 1) % n, "team rank to world");
+  CHECK(ncclTeamLsa(comm).nRanks == 1 && ncclLLA2ACalcSlots(3, 12) == 6, "lsa team, LL slots");
+  r = ncclCommGrow(comm, n + 1, nullptr, -1, nullptr, nullptr);
+  CHECK(r == ncclInvalidUsage && std::strstr(ncclGetLastError(comm), "ncclCommGrow"),
+        "ncclCommGrow %d", r);
+  CHECK(ncclCommSuspend(comm, NCCL_SUSPEND_MEM) == ncclInvalidUsage, "ncclCommSuspend");
+#endif
   // Still usable.
   int one = 1, total = 0;
   NCCLOK(ncclAllReduce(&one, &total, 1, ncclInt32, ncclSum, comm, nullptr));
@@ -354,6 +453,8 @@ int runRank(int rank, int n, ncclUniqueId id) {
   testGroupSendRecv(comm, rank, n);
   testPreMulSum(comm, rank, n);
   testSplit(comm, rank, n);
+  testPairFirstP2p(comm, rank, n);
+  testOneRank(comm, rank);
   testErrors(comm, rank, n);
   ncclResult_t async = ncclInternalError;
   NCCLOK(ncclCommGetAsyncError(comm, &async));
@@ -440,10 +541,13 @@ void testProcessLocal() {
   CHECK(NCCL_VERSION(2, 28, 9) == 22809 && NCCL_VERSION(2, 8, 4) == 2804, "NCCL_VERSION encoding");
   CHECK(std::strcmp(ncclGetErrorString(ncclSuccess), "no error") == 0, "ncclGetErrorString(ncclSuccess)");
   ncclSimInfo_t sim = NCCL_SIM_INFO_INITIALIZER;
+  // A simulated group ends without running anything; gdrcoll gives no
+  // estimate (NCCL_UNDEF_FLOAT).
   CHECK(ncclGroupStart() == ncclSuccess, "group start");
-  CHECK(ncclGroupSimulateEnd(&sim) == ncclInvalidUsage, "ncclGroupSimulateEnd is unimplemented");
-  CHECK(std::strstr(ncclGetLastError(nullptr), "ncclGroupSimulateEnd") != nullptr, "message: %s", ncclGetLastError(nullptr));
-  CHECK(ncclGroupEnd() == ncclSuccess, "group end after the refused simulation");
+  CHECK(ncclGroupSimulateEnd(&sim) == ncclSuccess, "ncclGroupSimulateEnd: %s",
+        ncclGetLastError(nullptr));
+  CHECK(sim.estimatedTime == NCCL_UNDEF_FLOAT, "simulated time %f", sim.estimatedTime);
+  CHECK(ncclGroupEnd() == ncclInvalidUsage, "the simulation left the group open");
   CHECK(ncclCommInitRank(nullptr, 2, ncclUniqueId{}, 0) == ncclInvalidArgument, "NULL comm pointer accepted");
   void* mem = nullptr;
   NCCLOK(ncclMemAlloc(&mem, 1 << 20));

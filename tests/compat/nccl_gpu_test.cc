@@ -256,14 +256,72 @@ void tearDown(Local& l) {
   if (l.dump) std::fclose(l.dump);
 }
 
+// Fills `dev` with rank r's pattern and checks a received copy of peer p's.
+std::vector<int32_t> pattern(int r, size_t n) {
+  std::vector<int32_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<int32_t>(r * 1000003 + i * 7);
+  return v;
+}
+
+int checkFrom(const int32_t* dev, int peer, size_t n, const char* what, int rank) {
+  std::vector<int32_t> got(n);
+  OK(cudaMemcpy(got.data(), dev, n * sizeof(int32_t), cudaMemcpyDeviceToHost));
+  if (got == pattern(peer, n)) return 0;
+  std::fprintf(stderr, "rank %d: %s: data from rank %d is wrong\n", rank, what, peer);
+  return 1;
+}
+
+// Point-to-point as a communicator's first device operation: a ring
+// exchange inside a group on the fresh communicator, then a two-rank
+// communicator (what PyTorch makes for dist.send/recv) whose first operation
+// is a lone send, answered by a lone send back.
+int p2pFirst(Local& l) {
+  if (gRanks < 2) return 0;
+  const size_t n = 1 << 16;
+  int32_t *a = nullptr, *b = nullptr;
+  OK(cudaMalloc(&a, n * sizeof(int32_t)));
+  OK(cudaMalloc(&b, n * sizeof(int32_t)));
+  const std::vector<int32_t> mine = pattern(l.rank, n);
+  OK(cudaMemcpy(a, mine.data(), n * sizeof(int32_t), cudaMemcpyHostToDevice));
+  const int next = (l.rank + 1) % gRanks, prev = (l.rank + gRanks - 1) % gRanks;
+  OK(ncclGroupStart());
+  OK(ncclSend(a, n, ncclInt32, next, l.comm, l.stream));
+  OK(ncclRecv(b, n, ncclInt32, prev, l.comm, l.stream));
+  OK(ncclGroupEnd());
+  OK(cudaStreamSynchronize(l.stream));
+  int failures = checkFrom(b, prev, n, "ring send/recv first", l.rank);
+  const bool paired = l.rank / 2 * 2 + 1 < gRanks;
+  ncclComm_t pair = nullptr;
+  OK(ncclCommSplit(l.comm, paired ? l.rank / 2 : NCCL_SPLIT_NOCOLOR, l.rank, &pair, nullptr));
+  if (paired) {
+    const int peer = l.rank ^ 1;
+    OK(cudaMemset(b, 0, n * sizeof(int32_t)));
+    if (l.rank % 2 == 0) {
+      OK(ncclSend(a, n, ncclInt32, 1, pair, l.stream));
+      OK(ncclRecv(b, n, ncclInt32, 1, pair, l.stream));
+    } else {
+      OK(ncclRecv(b, n, ncclInt32, 0, pair, l.stream));
+      OK(ncclSend(a, n, ncclInt32, 0, pair, l.stream));
+    }
+    OK(cudaStreamSynchronize(l.stream));
+    failures += checkFrom(b, peer, n, "pair communicator, send first", l.rank);
+    OK(ncclCommDestroy(pair));
+  }
+  cudaFree(a);
+  cudaFree(b);
+  std::printf("rank %d: point-to-point first: %s\n", l.rank, failures ? "FAIL" : "ok");
+  return failures;
+}
+
 int runOne(int rank, int ndev, ncclUniqueId id, const char* dump) {
   Local l;
   l.rank = rank;
   l.device = rank % ndev;
   setUp(l, dump);
   OK(ncclCommInitRank(&l.comm, gRanks, id, rank));
+  const int p2pFailures = p2pFirst(l);
   std::vector<Local> ls{l};
-  const int failures = runAll(ls);
+  const int failures = runAll(ls) + p2pFailures;
   tearDown(ls[0]);
   return failures ? 1 : 0;
 }

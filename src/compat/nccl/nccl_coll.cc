@@ -323,7 +323,8 @@ ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcoun
 
 // In place when recvbuff is this rank's block of sendbuff. gdrcoll's in-place
 // form leaves the result at the buffer's start instead, so overlapping calls
-// reduce into scratch and copy the block where NCCL puts it.
+// on ranks other than 0 reduce into scratch and copy the block where NCCL
+// puts it.
 ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
                                ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
   return enqueue("ncclReduceScatter", comm, false, [=](Comm& c) {
@@ -342,6 +343,13 @@ ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recv
                           bytePtr(sendbuff) < bytePtr(recvbuff) + block;
     if (!overlaps || src != sendbuff) {
       checkGdr(gdrReduceScatter(src, recvbuff, recvcount, t, r.gdr, c.gdr, toGdr(stream)), c.gdr);
+      return;
+    }
+    // Rank 0's block is the buffer's start, where gdrcoll's in-place form
+    // leaves the result: no scratch (and, with one rank, nothing to do).
+    if (c.rank == 0 && recvbuff == sendbuff) {
+      checkGdr(gdrReduceScatter(GDR_IN_PLACE, recvbuff, recvcount, t, r.gdr, c.gdr, toGdr(stream)),
+               c.gdr);
       return;
     }
     Scratch out(block, recvbuff, stream);

@@ -67,6 +67,12 @@ bool groupActive() { return tGroup.depth > 0; }
 
 void groupStart() { ++tGroup.depth; }
 
+void groupDiscard() {
+  if (tGroup.depth == 0 || --tGroup.depth > 0) return;
+  tGroup.calls.clear();
+  tGroup.inits.clear();  // each finishes on its own thread; using the communicator waits for it
+}
+
 void groupNoteInit(Comm* comm) { tGroup.inits.push_back(comm); }
 
 void groupDefer(Comm* comm, bool p2p, std::function<ncclResult_t()> call) {

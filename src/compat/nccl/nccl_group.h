@@ -19,6 +19,9 @@ void groupStart();
 // Runs the queued calls. On failure the first error's text is this thread's
 // last error (it was logged where it happened).
 ncclResult_t groupEnd();
+// Closes one level of the group; at the outermost, drops its queued calls
+// unrun (inits already started go on). No-op outside a group.
+void groupDiscard();
 // An init started inside the group (on its own thread).
 void groupNoteInit(Comm* comm);
 // Queues a call on `comm`; p2p calls run inside one gdr group per communicator.

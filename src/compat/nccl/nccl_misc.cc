@@ -1,11 +1,13 @@
 // Memory helpers, buffer registration, and the NCCL functions gdrcoll does
 // not implement (each returns ncclInvalidUsage and names itself).
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <set>
 
 #include "compat/nccl/nccl_compat.h"
+#include "compat/nccl/nccl_group.h"
 #include "core/log.h"
 
 #if GDR_HAVE_CUDA
@@ -21,12 +23,7 @@ namespace {
 std::mutex gHostMu;
 std::set<void*> gHostAllocs;
 
-struct Registration {
-  uint64_t magic = 0x6764727265676831ull;
-  Comm* comm;
-  void* buff;
-  size_t size;
-};
+constexpr uint64_t kWindowMagic = 0x676472776e646f77ull;  // "gdrwndow"
 
 [[maybe_unused]] bool haveDevice() {
 #if GDR_HAVE_CUDA
@@ -39,10 +36,13 @@ struct Registration {
 #endif
 }
 
-ncclResult_t notImplemented(const char* fn, ncclComm_t comm) {
-  return recordError(fn, comm, ncclInvalidUsage,
-                     strprintf("%s is not implemented by gdrcoll's NCCL-compatible library (docs/compat.md)", fn),
-                     false);
+ncclResult_t notImplemented(const char* fn, ncclComm_t comm, const char* why) {
+  compatInit();
+  return recordError(
+      fn, comm, ncclInvalidUsage,
+      strprintf("%s is not implemented by gdrcoll's NCCL-compatible library: %s (docs/compat.md)",
+                fn, why),
+      false);
 }
 
 }  // namespace
@@ -100,26 +100,61 @@ ncclResult_t ncclMemFree(void* ptr) {
   });
 }
 
-// Registration is a no-op: gdrcoll registers (and caches) what it sends by
-// itself. The handle only records the call so that deregistration is checked.
+// Registration is gdrcoll's: the network transport keeps the buffer's NIC
+// registration until it is deregistered. The handle is gdrcoll's handle.
 ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff, size_t size, void** handle) {
   return guard("ncclCommRegister", comm, [&] {
     GDR_CHECK_ARG(handle, "handle is NULL");
-    Comm& c = checkComm(comm);
-    GDR_CHECK_ARG(buff || size == 0, "buff is NULL");
-    *handle = new Registration{0x6764727265676831ull, &c, buff, size};
+    *handle = nullptr;
+    Comm& c = readyComm(comm);
+    gdrRegHandle_t h = nullptr;
+    checkGdr(gdrCommRegister(c.gdr, buff, size, &h), c.gdr);
+    *handle = h;
     return ncclSuccess;
   });
 }
 
 ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle) {
   return guard("ncclCommDeregister", comm, [&] {
-    Comm& c = checkComm(comm);
-    auto* r = static_cast<Registration*>(handle);
-    GDR_CHECK_ARG(r && r->magic == 0x6764727265676831ull && r->comm == &c,
-                  "handle %p is not a registration of this communicator", handle);
-    r->magic = 0;
-    delete r;
+    Comm& c = readyComm(comm);
+    checkGdr(gdrCommDeregister(c.gdr, static_cast<gdrRegHandle_t>(handle)), c.gdr);
+    return ncclSuccess;
+  });
+}
+
+// A window is a registered buffer: gdrcoll has no symmetric kernels that
+// would use its peers' addresses, so what it keeps is the registration
+// (collective in NCCL, local here; every rank registers its own).
+struct ncclWindow_vidmem {
+  uint64_t magic;
+  ncclComm* comm;
+  gdrRegHandle_t reg;
+};
+
+ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
+                                    int winFlags) {
+  return guard("ncclCommWindowRegister", comm, [&] {
+    GDR_CHECK_ARG(win, "win is NULL");
+    *win = nullptr;
+    GDR_CHECK_ARG(winFlags >= 0 && winFlags <= NCCL_WIN_COLL_SYMMETRIC,
+                  "winFlags 0x%x has unknown bits", winFlags);
+    Comm& c = readyComm(comm);
+    gdrRegHandle_t h = nullptr;
+    checkGdr(gdrCommRegister(c.gdr, buff, size, &h), c.gdr);
+    *win = new ncclWindow_vidmem{kWindowMagic, &c, h};
+    return ncclSuccess;
+  });
+}
+
+ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
+  return guard("ncclCommWindowDeregister", comm, [&] {
+    Comm& c = readyComm(comm);
+    GDR_CHECK_ARG(win && win->magic == kWindowMagic && win->comm == &c,
+                  "win %p is not a window of this communicator", static_cast<void*>(win));
+    win->magic = 0;
+    gdrRegHandle_t h = win->reg;
+    delete win;
+    checkGdr(gdrCommDeregister(c.gdr, h), c.gdr);
     return ncclSuccess;
   });
 }
@@ -130,40 +165,63 @@ ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myran
                                       ncclConfig_t* config) {
   if (nId == 1 && commIds) return ncclCommInitRankConfig(newcomm, nranks, commIds[0], myrank, config);
   if (newcomm) *newcomm = nullptr;
-  compatInit();
-  return notImplemented("ncclCommInitRankScalable (with more than one unique id)", nullptr);
+  return notImplemented("ncclCommInitRankScalable", nullptr,
+                        "gdrcoll's rendezvous takes one unique id");
 }
 
+// Shrink and revoke need a communicator that can stop its operations on
+// request and drop ranks; gdrcoll's has neither.
 ncclResult_t ncclCommShrink(ncclComm_t comm, int*, int, ncclComm_t* newcomm, ncclConfig_t*, int) {
   if (newcomm) *newcomm = nullptr;
-  compatInit();
-  return notImplemented("ncclCommShrink", comm);
+  return notImplemented("ncclCommShrink", comm,
+                        "gdrcoll cannot shrink a communicator yet; make a new one");
 }
 
 ncclResult_t ncclCommRevoke(ncclComm_t comm, int) {
-  compatInit();
-  return notImplemented("ncclCommRevoke", comm);
+  return notImplemented("ncclCommRevoke", comm,
+                        "gdrcoll cannot revoke a communicator yet; ncclCommAbort it");
 }
 
-ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void*, size_t, ncclWindow_t* win, int) {
-  if (win) *win = nullptr;
-  compatInit();
-  return notImplemented("ncclCommWindowRegister", comm);
+// Growing needs a communicator whose size can change; gdrcoll's is fixed.
+ncclResult_t ncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId*) {
+  return notImplemented("ncclCommGetUniqueId", comm,
+                        "it only serves ncclCommGrow, which gdrcoll lacks");
 }
 
-ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t) {
-  compatInit();
-  return notImplemented("ncclCommWindowDeregister", comm);
+ncclResult_t ncclCommGrow(ncclComm_t comm, int, const ncclUniqueId*, int, ncclComm_t* newcomm,
+                          ncclConfig_t*) {
+  if (newcomm) *newcomm = nullptr;
+  return notImplemented("ncclCommGrow", comm,
+                        "gdrcoll communicators have a fixed size; make a new one");
 }
 
-// The group stays open: nothing was run or simulated.
-ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t*) {
-  compatInit();
-  return notImplemented("ncclGroupSimulateEnd", nullptr);
+// Suspending would free the communicator's device memory until it resumes;
+// gdrcoll cannot give it back while the communicator lives.
+ncclResult_t ncclCommSuspend(ncclComm_t comm, int) {
+  return notImplemented("ncclCommSuspend", comm,
+                        "gdrcoll cannot release a live communicator's memory");
+}
+
+ncclResult_t ncclCommResume(ncclComm_t comm) {
+  return notImplemented("ncclCommResume", comm, "gdrcoll never suspends a communicator");
+}
+
+// Ends the group without running it, as NCCL does; gdrcoll has no cost
+// model here, so the estimate stays NCCL_UNDEF_FLOAT ("no estimate").
+ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
+  return guard("ncclGroupSimulateEnd", nullptr, [&] {
+    const bool ok = simInfo && simInfo->magic == 0x74685283;
+    groupDiscard();
+    GDR_CHECK_ARG(ok, "simInfo is NULL or was not initialized with NCCL_SIM_INFO_INITIALIZER");
+    if (simInfo->size >= offsetof(ncclSimInfo_t, estimatedTime) + sizeof(float))
+      simInfo->estimatedTime = NCCL_UNDEF_FLOAT;
+    return ncclSuccess;
+  });
 }
 
 // Exported by NCCL (deprecated, not declared in our header): re-reads the
 // logging variables.
 void ncclResetDebugInit(void) { gdr::log::reload(); }
+void ncclResetDebugInitInternal(void) { gdr::log::reload(); }
 
 }  // extern "C"

@@ -1,7 +1,7 @@
 // The cuda_ipc transport's set-up: one peer-mapped device allocation per rank
 // (flags and staging, see ipc_kernels.h), its IPC handle exchanged with every
 // rank of the communicator, peer access enabled, and the view the kernels
-// take by value. Created at a communicator's first device collective.
+// take by value. Created at a communicator's first device operation.
 // Ranks in this same process (one process driving several GPUs) are reached
 // by their raw device pointers with peer access enabled, not by IPC handles.
 #pragma once

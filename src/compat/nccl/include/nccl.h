@@ -219,6 +219,76 @@ ncclResult_t ncclGroupStart(void);
 ncclResult_t ncclGroupEnd(void);
 ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo);
 
+/* ---- host API of later NCCL releases (2.29+), which frameworks probe for ---- */
+#define NCCL_SUSPEND_MEM 0x01
+ncclResult_t ncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId* uniqueId);
+ncclResult_t ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank,
+                          ncclComm_t* newcomm, ncclConfig_t* config);
+ncclResult_t ncclCommSuspend(ncclComm_t comm, int flags);
+ncclResult_t ncclCommResume(ncclComm_t comm);
+
+/* ---- host entry points of NCCL's device API (nccl_device.h) ----
+ * gdrcoll has no device communicators: ncclDevCommCreate and the
+ * *CreateRequirement calls return ncclInvalidUsage, and the properties say
+ * deviceApiSupport = false. Teams are plain arithmetic: each rank is its own
+ * load/store (LSA) team. The layouts follow NCCL 2.29's core.h. */
+typedef struct ncclTeam {
+  int nRanks, rank, stride;
+} ncclTeam_t;
+typedef struct ncclDevComm ncclDevComm_t;
+typedef struct ncclDevCommRequirements ncclDevCommRequirements_t;
+typedef struct ncclDevResourceRequirements ncclDevResourceRequirements_t;
+typedef struct ncclGinBarrierHandle ncclGinBarrierHandle_t;
+typedef struct ncclLsaBarrierHandle ncclLsaBarrierHandle_t;
+typedef struct ncclLLA2AHandle ncclLLA2AHandle_t;
+typedef enum {
+  NCCL_GIN_TYPE_NONE = 0,
+  NCCL_GIN_TYPE_PROXY = 2,
+  NCCL_GIN_TYPE_GDAKI = 3
+} ncclGinType_t;
+
+/* Filled up to props->size (older and newer layouts keep working). */
+typedef struct ncclCommProperties {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  int rank;
+  int nRanks;
+  int cudaDev;
+  int nvmlDev;
+  char deviceApiSupport; /* C++ bool in NCCL's header: one byte either way */
+  char multimemSupport;
+  ncclGinType_t ginType;
+  int nLsaTeams;
+  char hostRmaSupport;
+  ncclGinType_t railedGinType;
+} ncclCommProperties_t;
+#define NCCL_COMM_PROPERTIES_INITIALIZER \
+  { sizeof(ncclCommProperties_t), 0xcafebeef, NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH) }
+
+ncclResult_t ncclCommQueryProperties(ncclComm_t comm, ncclCommProperties_t* props);
+ncclResult_t ncclDevCommCreate(ncclComm_t comm, const ncclDevCommRequirements_t* reqs,
+                               ncclDevComm_t* outDevComm);
+ncclResult_t ncclDevCommDestroy(ncclComm_t comm, const ncclDevComm_t* devComm);
+ncclResult_t ncclGinBarrierCreateRequirement(ncclComm_t comm, ncclTeam_t team, int nBarriers,
+                                             ncclGinBarrierHandle_t* outHandle,
+                                             ncclDevResourceRequirements_t* outReq);
+ncclResult_t ncclLsaBarrierCreateRequirement(ncclTeam_t team, int nBarriers,
+                                             ncclLsaBarrierHandle_t* outHandle,
+                                             ncclDevResourceRequirements_t* outReq);
+int ncclLLA2ACalcSlots(int maxElts, int maxEltSize);
+ncclResult_t ncclLLA2ACreateRequirement(int nBlocks, int nSlots, ncclLLA2AHandle_t* outHandle,
+                                        ncclDevResourceRequirements_t* outReq);
+ncclTeam_t ncclTeamWorld(ncclComm_t comm);
+ncclTeam_t ncclTeamLsa(ncclComm_t comm);
+ncclTeam_t ncclTeamRail(ncclComm_t comm);
+int ncclTeamRankToWorld(ncclComm_t comm, ncclTeam_t team, int rank);
+int ncclTeamRankToLsa(ncclComm_t comm, ncclTeam_t team, int rank);
+
+/* Every function above is also exported as pnccl* (the profiling names, as
+ * NCCL's library does): a tool that defines ncclAllReduce reaches ours
+ * through pncclAllReduce. */
+
 #ifdef __cplusplus
 }
 #endif

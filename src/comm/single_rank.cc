@@ -1,0 +1,31 @@
+#include "comm/single_rank.h"
+
+#include "collectives/reduce_host.h"
+
+namespace gdr {
+
+SingleRankCopy singleRankCopy(const CollCall& call) {
+  using coll::CollKind;
+  SingleRankCopy c;
+  const size_t eb = coll::typeSize(call.type);
+  if (call.inPlace) return c;
+  switch (call.kind) {
+    case CollKind::Broadcast:
+    case CollKind::Barrier:
+      return c;  // the buffer already holds the root's data
+    case CollKind::AllToAllv:
+      c.src = static_cast<const char*>(call.sendbuf) + call.sendDispls[0] * eb;
+      c.dst = static_cast<char*>(call.recvbuf) + call.recvDispls[0] * eb;
+      c.bytes = call.recvCounts[0] * eb;
+      break;
+    default:  // all-reduce, reduce, reduce-scatter, all-gather, all-to-all: count elements
+      c.src = call.sendbuf;
+      c.dst = call.recvbuf;
+      c.bytes = call.count * eb;
+      break;
+  }
+  if (c.src == c.dst) c.bytes = 0;
+  return c;
+}
+
+}  // namespace gdr
