@@ -119,5 +119,10 @@ Schedule build(Algo algo, const CollArgs& args);
 // it names one that supports the case (else a logged fallback), else by size
 // and rank count.
 Algo select(const CollArgs& args, size_t elemBytes);
+// The same with GDR_ALGO's value given (a communicator reads it once, at
+// init, so every call on it and every rank select alike).
+Algo select(const CollArgs& args, size_t elemBytes, const std::string& algoSpec);
+// Throws InvalidArgument unless `spec` is a valid GDR_ALGO value.
+void checkAlgoSpec(const std::string& spec);
 
 }  // namespace gdr::coll

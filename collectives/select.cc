@@ -70,9 +70,8 @@ std::string knownNames(bool algos) {
   return s;
 }
 
-// The algorithm GDR_ALGO forces for `kind`, if any.
-bool forcedAlgo(CollKind kind, Algo* out) {
-  const std::string spec = param::getString("GDR_ALGO");
+// The algorithm `spec` (GDR_ALGO's syntax) forces for `kind`, if any.
+bool forcedAlgo(const std::string& spec, CollKind kind, Algo* out) {
   bool found = false;
   size_t pos = 0;
   while (pos <= spec.size()) {
@@ -150,10 +149,17 @@ Algo defaultAlgo(const CollArgs& a, size_t bytes, size_t elemBytes) {
 
 }  // namespace
 
-Algo select(const CollArgs& args, size_t elemBytes) {
+void checkAlgoSpec(const std::string& spec) {
+  Algo unused;
+  forcedAlgo(spec, CollKind::Barrier, &unused);
+}
+
+Algo select(const CollArgs& args, size_t elemBytes) { return select(args, elemBytes, param::getString("GDR_ALGO")); }
+
+Algo select(const CollArgs& args, size_t elemBytes, const std::string& algoSpec) {
   const Algo fallback = defaultAlgo(args, messageBytes(args, elemBytes), elemBytes);
   Algo forced;
-  if (!forcedAlgo(args.kind, &forced)) return fallback;
+  if (!forcedAlgo(algoSpec, args.kind, &forced)) return fallback;
   if (supports(forced, args)) return forced;
   static std::atomic<uint32_t> warned{0};
   const uint32_t bit = 1u << static_cast<int>(args.kind);

@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -106,6 +108,58 @@ TEST(Reliability, PeerThatDiesDuringASingleCopyReadIsARemoteError) {
   ASSERT_EQ(exits.size(), 2u);
   EXPECT_EQ(exits[0].code, 0) << (exits[0].timedOut ? "rank 0 hung" : "rank 0 failed");
   EXPECT_EQ(exits[1].signal, SIGKILL);
+}
+
+// Every rank's init fails, promptly, when one rank's configuration does not
+// parse or the settings schedules depend on differ across ranks (before, the
+// others waited for the failed rank until the rendezvous deadline, or ran
+// different algorithms for one call). A rank whose init fails exits 90.
+void everyInitFails(const char* var, const char* oddValue) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto exits = runRanks(
+      3, [](int, int, gdrComm_t) { return 0; }, {{"GDR_TIMEOUT_MS", "30000"}}, 60,
+      [var, oddValue](int rank) {
+        if (rank == 1) setenv(var, oddValue, 1);
+      });
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (size_t r = 0; r < exits.size(); ++r)
+    EXPECT_EQ(exits[r].code, 90) << var << ": rank " << r
+                                 << (exits[r].timedOut ? " hung" : " did not fail its init");
+  EXPECT_LT(secs, 10) << var << ": the others waited for the deadline";
+}
+
+TEST(Reliability, OneRanksBadConfigurationFailsEveryRanksInit) {
+  everyInitFails("GDR_TRANSPORT", "carrier-pigeon");
+}
+TEST(Reliability, GdrAlgoThatDiffersAcrossRanksFailsEveryRanksInit) {
+  everyInitFails("GDR_ALGO", "allreduce=ring");
+}
+TEST(Reliability, ChunkBytesThatDifferAcrossRanksFailEveryRanksInit) {
+  everyInitFails("GDR_CHUNK_BYTES", "64");
+}
+
+// GDR_ALGO is read once per communicator: changing it between calls (on
+// one rank) changes nothing, so an in-place reduce stays right.
+TEST(Reliability, GdrAlgoChangedBetweenCallsIsIgnored) {
+  auto exits = runRanks(
+      3,
+      [](int rank, int nranks, gdrComm_t comm) {
+        for (size_t count : {size_t(5), size_t(9), size_t(2000)}) {
+          std::vector<int32_t> buf(count, rank + 1);
+          gdrResult_t r = gdrReduce(rank == 0 ? GDR_IN_PLACE : buf.data(), buf.data(), count,
+                                    gdrInt32, gdrSum, 0, comm, nullptr);
+          CHILD_CHECK(r == gdrSuccess, "reduce: %d %s", r, gdrGetLastError(comm));
+          const int32_t want = nranks * (nranks + 1) / 2;
+          if (rank == 0)
+            for (size_t i = 0; i < count; ++i)
+              CHILD_CHECK(buf[i] == want, "count %zu: [%zu] = %d, want %d", count, i, buf[i], want);
+          if (rank == 0) setenv("GDR_ALGO", count == 5 ? "reduce=ring" : "reduce=binomial", 1);
+          if (rank == 2) setenv("GDR_ALGO", "reduce=binomial", 1);
+        }
+        return 0;
+      },
+      {{"GDR_TIMEOUT_MS", "20000"}}, 60);
+  expectAllOk(exits);
 }
 
 }  // namespace

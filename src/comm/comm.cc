@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 
+#include "comm/config_vote.h"
 #include "comm/device_colls.h"  // device state hook (issue 4)
 #include "comm/host_id.h"
 #include "core/error.h"
@@ -24,7 +25,18 @@ Communicator::Communicator(std::unique_ptr<boot::Bootstrap> boot) {
 
 Communicator::Communicator(int rank, int size) : rank_(rank), size_(size), pending_(true) { readConfig(); }
 
+// A parse failure is kept, not thrown: start() first lets every rank know
+// (comm/config_vote.h).
 void Communicator::readConfig() {
+  try {
+    parseConfig();
+  } catch (const Error& e) {
+    configCode_ = e.code();
+    configError_ = e.what();
+  }
+}
+
+void Communicator::parseConfig() {
   cfg_.timeoutMs = param::getInt("GDR_TIMEOUT_MS");
   cfg_.spinBeforeYield = static_cast<int>(param::getInt("GDR_SPIN_BEFORE_YIELD"));
   cfg_.checkMismatch = static_cast<int>(param::getInt("GDR_CHECK_MISMATCH"));
@@ -35,6 +47,14 @@ void Communicator::readConfig() {
   if (cfg_.transport != "auto" && cfg_.transport != "shm" && cfg_.transport != "socket" &&
       cfg_.transport != "ib" /* ib transport (issue 5) */)
     throw InvalidArgument("GDR_TRANSPORT=" + cfg_.transport + " is not one of auto, shm, socket, ib");
+  cfg_.algo = param::getString("GDR_ALGO");
+  coll::checkAlgoSpec(cfg_.algo);
+  const int64_t slotBytes = param::getInt("GDR_SHM_SLOT_BYTES"), slots = param::getInt("GDR_SHM_SLOTS");
+  if (slotBytes < 64 || slotBytes > (64 << 20) || slotBytes % 64 || slots < 2 || slots > 4096 || (slots & (slots - 1)))
+    throw InvalidArgument(
+        "GDR_SHM_SLOT_BYTES must be a multiple of 64 in [64, 64M] and GDR_SHM_SLOTS a power of two in [2, 4096]");
+  cfg_.shmSlotBytes = static_cast<size_t>(slotBytes);
+  cfg_.shmSlots = static_cast<size_t>(slots);
 }
 
 void Communicator::start(std::unique_ptr<boot::Bootstrap> boot) {
@@ -43,6 +63,7 @@ void Communicator::start(std::unique_ptr<boot::Bootstrap> boot) {
   rank_ = boot_->rank();
   size_ = boot_->size();
   log::setContext(rank_, device_);
+  agreeOnConfig(*boot_, makeConfigVote(configCode_, configError_, cfg_.checkMismatch, cfg_.chunkBytes, cfg_.algo));
   connect();
   boot_->setUpDone();
   // More ranks than cores on this host: a waiting rank must give its core

@@ -29,6 +29,8 @@ struct CommConfig {
   int checkMismatch = 1;
   int64_t chunkBytes = 0;  // GDR_CHUNK_BYTES: schedules' pipelining unit (0: none)
   std::string transport = "auto";  // auto, shm, socket, ib (ib: issue 5)
+  std::string algo;                // GDR_ALGO, frozen at init (every rank's agree)
+  size_t shmSlotBytes = 0, shmSlots = 0;
 };
 
 // Where a rank can be reached: its TCP listener and the address of the CMA
@@ -106,6 +108,7 @@ class Communicator {
 
  private:
   void readConfig();
+  void parseConfig();
   void connect();
   void connectShm(const std::vector<PeerInfo>& peers, const std::vector<ConnInfo>& conn,
                   const std::vector<int>& local);
@@ -114,6 +117,9 @@ class Communicator {
   void planPlacement();
 
   std::unique_ptr<boot::Bootstrap> boot_;
+  // A configuration that did not parse: start() fails with it on every rank.
+  gdrResult_t configCode_ = gdrSuccess;
+  std::string configError_;
   int rank_ = 0, size_ = 1;
   int device_ = -1;
   std::atomic<bool> pending_{false};

@@ -77,12 +77,7 @@ void Communicator::connect() {
   localAll.push_back(rank_);
   std::sort(localAll.begin(), localAll.end());
   if (!local.empty()) {
-    size_t slotBytes = static_cast<size_t>(param::getInt("GDR_SHM_SLOT_BYTES"));
-    size_t nSlots = static_cast<size_t>(param::getInt("GDR_SHM_SLOTS"));
-    if (slotBytes < 64 || slotBytes > (64u << 20) || slotBytes % 64 || nSlots < 2 || nSlots > 4096 ||
-        (nSlots & (nSlots - 1)))
-      throw InvalidArgument(
-          "GDR_SHM_SLOT_BYTES must be a multiple of 64 in [64, 64M] and GDR_SHM_SLOTS a power of two in [2, 4096]");
+    const size_t slotBytes = cfg_.shmSlotBytes, nSlots = cfg_.shmSlots;
     std::string name = strprintf("/gdrcoll-%016llx-%d", (unsigned long long)job, rank_);
     ownSeg_ = transport::shm::Mapping::create(name, transport::shm::segmentBytes(localAll.size(), nSlots, slotBytes));
     auto* h = reinterpret_cast<transport::shm::SegHeader*>(ownSeg_.data());

@@ -150,13 +150,13 @@ void runHostCollective(Communicator& comm, const CollCall& call) {
   const coll::Schedule* schedp = &uncached;
   coll::Algo algo;
   if (call.kind == CollKind::AllToAllv) {
-    algo = coll::select(args, eb);
+    algo = coll::select(args, eb, comm.config().algo);
     uncached = coll::build(algo, args);
   } else {
     coll::SchedKey key{call.kind, call.root, call.count, args.inPlace, eb};
     const coll::CachedSchedule* hit = comm.schedules().find(key);
     if (!hit) {
-      coll::Algo a = coll::select(args, eb);
+      coll::Algo a = coll::select(args, eb, comm.config().algo);
       hit = &comm.schedules().insert(key, {a, coll::build(a, args)});
     }
     algo = hit->algo;
