@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Every test: install what is missing, build, run the unit tests (label
-# unit), the MPI tests (label mpi) and the RDMA tests (label rdma: real verbs
-# over Soft-RoCE in a QEMU VM, scripts/rxe/), then the unit tests again under
+# unit), the MPI tests (label mpi), the cluster tests (label cluster: emulated
+# hosts as network namespaces under mpirun, and a real one-node Slurm,
+# scripts/cluster/) and the RDMA tests (label rdma: real verbs over Soft-RoCE
+# in a QEMU VM, scripts/rxe/), then the unit tests again under
 # AddressSanitizer + UndefinedBehaviorSanitizer. GPU tests (label gpu) skip
 # themselves where there is no CUDA device.
 set -euo pipefail
@@ -10,7 +12,7 @@ bash scripts/deps.sh
 bash scripts/build.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Several MPI jobs at once on 2 cores only slow each other down.
-(cd build && ctest --output-on-failure -L 'unit|mpi|gpu|rdma' -j1 --timeout 900)
+(cd build && ctest --output-on-failure -L 'unit|mpi|cluster|gpu|rdma' -j1 --timeout 900)
 
 # Sanitizers: unit tests only (MPI's own leaks would drown the report).
 cmake -S . -B build-asan -G Ninja -DGDR_SANITIZE=address,undefined -DGDR_ENABLE_CUDA=OFF \

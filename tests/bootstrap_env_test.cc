@@ -225,6 +225,39 @@ TEST(BootstrapEnv, TorchrunStyleRendezvous) {
   unlink(key.c_str());
 }
 
+// GDR_COMM_ID (NCCL_COMM_ID's counterpart): gdrGetUniqueId names that
+// address and starts no service; rank 0 serves it inside gdrCommInitRank.
+// The id carries a fresh random key, so no key file is needed.
+TEST(BootstrapEnv, UniqueIdAtGdrCommIdIsServedByRankZero) {
+  const std::string at = "127.0.0.1:" + std::to_string(freePort());
+  setenv("GDR_COMM_ID", at.c_str(), 1);
+  gdrUniqueId id;
+  ASSERT_EQ(gdrGetUniqueId(&id), gdrSuccess);
+  unsetenv("GDR_COMM_ID");
+  const int n = 3;
+  std::vector<pid_t> pids;
+  for (int r = 0; r < n; ++r) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      setenv("GDR_TIMEOUT_MS", "20000", 1);
+      if (r > 0) usleep(100000 * r);  // the others start first: rank 0 serving late must still work
+      gdrComm_t comm = nullptr;
+      if (gdrCommInitRank(&comm, n, id, n - 1 - r) != gdrSuccess) _exit(30);
+      int v = 1, sum = 0;
+      int bad =
+          gdrAllReduce(&v, &sum, 1, gdrInt32, gdrSum, comm, nullptr) != gdrSuccess || sum != n;
+      gdrCommDestroy(comm);
+      _exit(bad ? 31 : 0);
+    }
+    pids.push_back(pid);
+  }
+  for (pid_t p : pids) {
+    int st = 0;
+    waitpid(p, &st, 0);  // each child ends within its GDR_TIMEOUT_MS
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st;
+  }
+}
+
 // Without a key file nothing can hand the ranks a secret: every rank fails
 // at once with a clear error instead of joining an unauthenticated job.
 TEST(BootstrapEnv, RendezvousFromTheEnvironmentNeedsAKey) {
