@@ -25,6 +25,7 @@ const char* kUsage =
     "  --compare nccl     (with --mem cuda) also time the system NCCL on the same buffers and stream\n"
     "  --graph            (with --mem cuda) capture the timed iterations in a CUDA graph, time its replay\n"
     "  --csv FILE         also write the table as CSV (rank 0)\n"
+    "  --json FILE        also write it as JSON (rank 0; scripts/sim/plot.py draws it)\n"
     "Sizes follow nccl-tests: the total buffer in bytes (allgather: the output; reducescatter and\n"
     "alltoall(v): the input; alltoallv with equal blocks). busbw uses nccl-tests' factors.\n";
 
@@ -100,6 +101,7 @@ Options parse(int argc, char** argv, int rank) {
     else if (!std::strcmp(a, "--check")) o.check = true;
     else if (!std::strcmp(a, "--graph")) o.graph = true;
     else if (!std::strcmp(a, "--csv")) o.csv = value();
+    else if (!std::strcmp(a, "--json")) o.json = value();
     else if (!std::strcmp(a, "--root")) o.root = parseInt(value(), rank);
     else if (!std::strcmp(a, "--mem")) {
       const char* v = value();
