@@ -36,6 +36,7 @@ const char* kUsage =
     "                     pmix under another PMIx server (srun --mpi=pmix), env under torchrun, "
     "Slurm\n"
     "                     or GDR_COMM_ID variables, and mpi when nothing launched the process\n"
+    "  --json FILE        also write it as JSON (rank 0; scripts/sim/plot.py draws it)\n"
     "Sizes follow nccl-tests: the total buffer in bytes (allgather: the output; reducescatter and\n"
     "alltoall(v): the input; alltoallv with equal blocks). busbw uses nccl-tests' factors.\n";
 
@@ -116,7 +117,9 @@ Options parse(int argc, char** argv, int rank) {
       if (std::strcmp(v, "auto") && std::strcmp(v, "mpi") && std::strcmp(v, "pmix") &&
           std::strcmp(v, "env"))
         fail(rank, "--launcher must be auto, mpi, pmix or env, not '%s'", v);
-    } else if (!std::strcmp(a, "--root"))
+    } else if (!std::strcmp(a, "--json"))
+      o.json = value();
+    else if (!std::strcmp(a, "--root"))
       o.root = parseInt(value(), rank);
     else if (!std::strcmp(a, "--mem")) {
       const char* v = value();

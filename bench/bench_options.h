@@ -25,6 +25,7 @@ struct Options {
   bool compareNccl = false;  // --compare nccl (issue 4)
   bool graph = false;        // --graph: with --mem cuda, time replays of a captured CUDA graph (issue 4)
   std::string csv;
+  std::string json;  // --json FILE: the same rows as JSON (plots read it)
   gdrDataType_t type = gdrFloat32;
   gdrRedOp_t op = gdrSum;
   int root = 0;

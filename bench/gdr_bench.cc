@@ -176,6 +176,7 @@ int main(int argc, char** argv) {
 #endif
   const char* peer = compareNccl ? "nccl" : "mpi";
   FILE* csv = nullptr;
+  FILE* json = nullptr;
   if (rank == 0) {
     if ((o.compareMpi || o.compareNccl) && !world.mpi())
       std::printf("# note: launched without MPI (--launcher %s): no --compare\n",
@@ -202,7 +203,14 @@ int main(int argc, char** argv) {
       else if (!o.cuda) std::fprintf(csv, "coll,ranks,type,size,count,avg_us,min_us,max_us,algbw,busbw,check,mpi_avg_us,mpi_busbw,ratio\n");
       else std::fprintf(csv, "coll,ranks,type,size,count,avg_us,min_us,max_us,algbw,busbw,check,%s_avg_us,%s_busbw,ratio,cpu_s_per_gb\n", peer, peer);
     }
+    if (!o.json.empty() && !(json = std::fopen(o.json.c_str(), "w")))
+      std::fprintf(stderr, "gdr-bench: cannot write %s\n", o.json.c_str());
+    else if (json)
+      std::fprintf(json, "{\"tool\": \"gdr-bench\", \"coll\": \"%s\", \"ranks\": %d, \"mem\": \"%s\", \"type\": \"%s\", "
+                   "\"peer\": \"%s\", \"rows\": [", o.collName.c_str(), n, o.cuda ? "cuda" : "host", typeName(o.type),
+                   compare || compareNccl ? peer : "");
   }
+  bool firstJsonRow = true;
 
   const size_t ts = typeSize(o.type);
   std::vector<size_t> sizes;
@@ -298,6 +306,12 @@ int main(int argc, char** argv) {
         std::fprintf(csv, "%s,%d,%s,%zu,%zu,%.3f,%.3f,%.3f,%.4f,%.4f,%s,%.3f,%.4f,%.3f,%.5f\n", o.collName.c_str(), n,
                      typeName(o.type), p.bytes, p.count, g.avg, g.min, g.max, algbw, busbw, status, m.avg, mbus, ratio,
                      cpu);
+      if (json)
+        std::fprintf(json, "%s\n  {\"size\": %zu, \"count\": %zu, \"avg_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, "
+                     "\"algbw\": %.4f, \"busbw\": %.4f, \"check\": \"%s\", \"peer_avg_us\": %.3f, \"peer_busbw\": %.4f, "
+                     "\"ratio\": %.3f, \"cpu_s_per_gb\": %.5f}", firstJsonRow ? "" : ",", p.bytes, p.count, g.avg, g.min,
+                     g.max, algbw, busbw, status, m.avg, mbus, ratio, cpu);
+      firstJsonRow = false;
     }
   }
   if (rank == 0 && compare)
@@ -305,6 +319,10 @@ int main(int argc, char** argv) {
   if (rank == 0 && compareNccl)
     std::printf("# ratio = NCCL time / gdrcoll time (above 1: gdrcoll faster; equals the busbw ratio)\n");
   if (csv) std::fclose(csv);
+  if (json) {
+    std::fprintf(json, "\n]}\n");
+    std::fclose(json);
+  }
   world.destroyComm();
 #if GDR_BENCH_NCCL
   if (nccl) ncclFree(nccl);

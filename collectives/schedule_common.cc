@@ -71,6 +71,11 @@ TreeNode doubleTreeNode(int tree, int rank, int nranks) {
 }
 
 int treeHeight(int tree, int nranks) {
+  // Every rank's builder asks for the same height, and walking the tree is
+  // O(n log n): the simulator, which builds all n ranks' lists, would pay
+  // it n times. The answer is a pure function of its arguments.
+  thread_local int cachedRanks[2] = {-1, -1}, cachedHeight[2] = {0, 0};
+  if (nranks == cachedRanks[tree & 1]) return cachedHeight[tree & 1];
   int height = 0;
   for (int r = 0; r < nranks; ++r) {
     int depth = 0;
@@ -79,6 +84,8 @@ int treeHeight(int tree, int nranks) {
       ++depth;
     height = std::max(height, depth);
   }
+  cachedRanks[tree & 1] = nranks;
+  cachedHeight[tree & 1] = height;
   return height;
 }
 

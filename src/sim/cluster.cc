@@ -128,6 +128,7 @@ const std::vector<Key>& keys() {
         bytesKey("cma_threshold_exchange", &Cluster::cmaThresholdExchange),
         bytesKey("cma_threshold_reduce", &Cluster::cmaThresholdReduce),
         intKey("slots", &Cluster::slots),
+        bytesKey("chunk_bytes", &Cluster::chunkBytes),
         bytesKey("slot_bytes", &Cluster::slotBytes),
         numKey("launch_us", &Cluster::launchUs),
         numKey("send_us", &Cluster::sendUs),

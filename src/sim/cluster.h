@@ -59,6 +59,7 @@ struct Cluster {
   // sender with no free slots waits. Messages above slots x slot_bytes are
   // rendezvous (shm: single-copy from the threshold instead).
   int slots = 8;
+  size_t chunkBytes = 0;  // GDR_CHUNK_BYTES: the schedules' pipelining unit (0: whole blocks)
   size_t slotBytes = 64u << 10;
   double launchUs = 0;    // per call: entry, selection, set-up
   double sendUs = 0;      // CPU cost of posting one message

@@ -50,6 +50,7 @@ coll::CollArgs argsFor(const Cluster& c, const Query& q, size_t count) {
   a.nranks = c.nranks();
   a.count = count;
   a.root = q.root;
+  if (c.chunkBytes > 0) a.chunkElems = std::max<size_t>(1, c.chunkBytes / q.elemBytes);
   if (q.kind == CollKind::AllToAllv) {
     for (int d = 0; d < a.nranks; ++d) {
       a.sendCounts.push_back(count);

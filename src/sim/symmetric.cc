@@ -61,17 +61,26 @@ class Walker {
     auto it = rounds_.find(key);
     if (it != rounds_.end()) return it->second;
     Round rd;
-    std::vector<double> load(static_cast<size_t>(in_.net->numLinks()), 0.0);
+    // One load vector for all rounds; only the links a round touched are
+    // read and cleared (all-to-all has n - 1 rounds).
+    load_.resize(static_cast<size_t>(in_.net->numLinks()), 0.0);
+    touched_.clear();
     double cap = 1e30;
     for (int r = 0; r < n_; ++r) {
       const int peer = apply(rel, r, n_);
       const Path p = in_.net->path(r, peer, cma && c_.hostOf(r) == c_.hostOf(peer));
       if (p.flowCapGBps > 0) cap = std::min(cap, p.flowCapGBps);
-      rd.latency = std::max(rd.latency, latencyUs(c_, p));
-      for (int i = 0; i < p.nlinks; ++i) load[p.links[i]] += p.weight[i];
+      rd.latency = std::max(rd.latency, p.latencyUs);
+      for (int i = 0; i < p.nlinks; ++i) {
+        if (load_[p.links[i]] == 0) touched_.push_back(p.links[i]);
+        load_[p.links[i]] += p.weight[i];
+      }
     }
-    for (size_t l = 0; l < load.size(); ++l)
-      if (load[l] > 0) cap = std::min(cap, in_.net->capacity(static_cast<int>(l)) / load[l]);
+    for (int l : touched_) {
+      cap = std::min(cap, in_.net->capacity(l) / load_[l]);
+      load_[l] = 0;
+    }
+    rd.latency += c_.schedUs * (c_.oversub() - 1.0);  // as latencyUs() adds
     rd.rate = cap;
     return rounds_[key] = rd;
   }
@@ -155,6 +164,8 @@ class Walker {
   std::map<Rel, std::vector<SendRec>> sends_;
   std::map<Rel, size_t> sendCount_, recvCount_;
   std::vector<double> own_;
+  std::vector<double> load_;
+  std::vector<int> touched_;
   size_t messages_ = 0;
 };
 
