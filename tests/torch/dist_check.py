@@ -10,6 +10,7 @@ if any failed. Also proves which libnccl the process runs on: the
 /proc/self/maps lines that name a libnccl, and the version torch reports.
 """
 import argparse
+import ctypes
 import os
 import sys
 import traceback
@@ -69,12 +70,36 @@ def same(got, want, dtype):
     return True, ""
 
 
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
+
+
+def resolved_path(symbol):
+    """The file that defines `symbol` in the process's global scope: where
+    libtorch_cuda.so's undefined nccl* references bind (a preloaded library
+    comes first in that scope)."""
+    glob = ctypes.CDLL(None)
+    addr = ctypes.cast(getattr(glob, symbol), ctypes.c_void_p).value
+    info = _DlInfo()
+    if not glob.dladdr(ctypes.c_void_p(addr), ctypes.byref(info)):
+        return ""
+    return os.path.realpath(info.dli_fname.decode())
+
+
 def proof():
+    """torch's own loader maps pip's libnccl.so.2 by path, so two libnccl
+    files may be mapped; what counts is where torch's calls bind."""
     maps = open("/proc/self/maps").read().splitlines()
     paths = sorted({line.split()[-1] for line in maps if "libnccl" in line and "/" in line})
     ours = os.environ.get("GDR_EXPECT_NCCL", "")
-    ok = bool(paths) and all(ours in p for p in paths) if ours else bool(paths)
-    return ok, f"version {torch.cuda.nccl.version()} maps {paths}"
+    bound = {s: resolved_path(s) for s in ("ncclCommInitRankConfig", "ncclAllReduce", "ncclSend")}
+    if ours:
+        want = os.path.realpath(ours)
+        ok = all(p == want for p in bound.values()) and any(os.path.realpath(p) == want for p in paths)
+    else:
+        ok = bool(paths)
+    return ok, f"version {torch.cuda.nccl.version()} bound {sorted(set(bound.values()))} maps {paths}"
 
 
 def check_all_reduce(dev, rank, ws, seed):
