@@ -381,6 +381,22 @@ void reportHostOverhead(gdrComm_t comm, cudaStream_t s) {
 
 #if GDR_TEST_NCCL
 void testVsNccl(gdrComm_t comm, cudaStream_t s) {
+  // NCCL refuses ranks that share a GPU (gdrcoll allows them), so there is
+  // nothing to compare with then.
+  cudaDeviceProp prop{};
+  int dev = -1;
+  cudaGetDevice(&dev);
+  cudaGetDeviceProperties(&prop, dev);
+  std::vector<char> uuids(static_cast<size_t>(gSize) * sizeof(prop.uuid));
+  MPI_Allgather(&prop.uuid, sizeof(prop.uuid), MPI_BYTE, uuids.data(), sizeof(prop.uuid), MPI_BYTE,
+                MPI_COMM_WORLD);
+  const size_t u = sizeof(prop.uuid);
+  for (int a = 0; a < gSize; ++a)  // the same answer on every rank
+    for (int b = a + 1; b < gSize; ++b)
+      if (!std::memcmp(&uuids[a * u], &uuids[b * u], u)) {
+        if (gRank == 0) std::printf("[skip] gdrcoll vs NCCL: ranks share a GPU, which NCCL refuses\n");
+        return;
+      }
   ncclUniqueId id;
   if (gRank == 0) ncclGetUniqueId(&id);
   MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);

@@ -306,6 +306,17 @@ ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int* devlist) {
   return guard("ncclCommInitAll", nullptr, [&] {
     GDR_CHECK_ARG(comms, "comms is NULL");
     GDR_CHECK_ARG(ndev > 0, "ndev must be positive, got %d", ndev);
+#if GDR_HAVE_CUDA
+    // Where the process sees GPUs, every rank's device must be one of them;
+    // without a GPU the devices are only recorded.
+    int visible = 0;
+    if (cudaGetDeviceCount(&visible) != cudaSuccess) cudaGetLastError(), visible = 0;
+    for (int i = 0; visible > 0 && i < ndev; ++i) {
+      const int dev = devlist ? devlist[i] : i;
+      GDR_CHECK_ARG(dev >= 0 && dev < visible, "devlist[%d] = %d is not a CUDA device (this process sees %d)",
+                    i, dev, visible);
+    }
+#endif
     ncclUniqueId id;
     gdrUniqueId gid;
     checkGdr(gdrGetUniqueId(&gid), nullptr);
