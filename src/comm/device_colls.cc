@@ -26,6 +26,7 @@ namespace gdr {
 
 bool isDeviceCall(const void* a, const void* b) {
   int dev = 0, host = 0;
+  if (b == a) b = nullptr;  // in place: one pointer query (each costs a runtime call)
   for (const void* p : {a, b}) {
     if (!p || p == GDR_IN_PLACE) continue;
     (memoryKind(p) == MemKind::Device ? dev : host)++;

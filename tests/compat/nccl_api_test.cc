@@ -548,6 +548,31 @@ void testNonBlocking(int n) {
   for (ncclComm_t c : comms) NCCLOK(ncclCommDestroy(c));
 }
 
+// Several unique ids (what PyTorch passes from 129 ranks on): every rank
+// gets all of them, in the same order; ranks as threads of this process.
+void testScalable(int n) {
+  std::vector<ncclUniqueId> ids(2);
+  for (auto& id : ids) NCCLOK(ncclGetUniqueId(&id));
+  std::vector<ncclComm_t> comms(n, nullptr);
+  std::vector<int64_t> out(n, 0);
+  std::vector<ncclResult_t> rcs(n, ncclInternalError);
+  std::vector<std::thread> ts;
+  for (int r = 0; r < n; ++r)
+    ts.emplace_back([&, r] {
+      rcs[r] = ncclCommInitRankScalable(&comms[r], n, r, 2, ids.data(), nullptr);
+      int64_t v = 100 + r;
+      if (rcs[r] == ncclSuccess)
+        rcs[r] = ncclAllReduce(&v, &out[r], 1, ncclInt64, ncclSum, comms[r], nullptr);
+    });
+  for (auto& t : ts) t.join();
+  for (int r = 0; r < n; ++r) {
+    CHECK(rcs[r] == ncclSuccess, "scalable init rank %d: %d", r, rcs[r]);
+    CHECK(out[r] == 100 * n + n * (n - 1) / 2, "scalable comm allreduce %lld", (long long)out[r]);
+  }
+  for (ncclComm_t c : comms)
+    if (c) NCCLOK(ncclCommDestroy(c));
+}
+
 void testProcessLocal() {
   int version = 0;
   NCCLOK(ncclGetVersion(&version));
@@ -569,6 +594,7 @@ void testProcessLocal() {
   NCCLOK(ncclMemFree(mem));
   testInitAll(3);
   testNonBlocking(3);
+  testScalable(3);
 }
 
 }  // namespace

@@ -254,7 +254,8 @@ def check_groups(dev, rank, ws, seed, eager):
 def train(dev, group, seed, steps=20):
     torch.manual_seed(seed)
     model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8)).to(dev)
-    ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[dev.index], process_group=group)
+    ids = [dev.index] if dev.type == "cuda" else None
+    ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=ids, process_group=group)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
     g = torch.Generator().manual_seed(seed + 1 + dist.get_rank())
     for _ in range(steps):
@@ -263,7 +264,8 @@ def train(dev, group, seed, steps=20):
         opt.zero_grad()
         torch.nn.functional.mse_loss(ddp(x), y).backward()
         opt.step()
-    torch.cuda.synchronize(dev)
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
     return [p.detach().cpu().clone() for p in model.parameters()]
 
 
@@ -273,10 +275,20 @@ def check_ddp(dev, rank, ws, seed):
         torch.backends.cudnn.allow_tf32 = False
         ours = train(dev, None, seed)
         gloo = dist.new_group(backend="gloo")
-        ref = train(dev, gloo, seed)
+        # The same training on the same GPU with gloo reducing the gradients;
+        # should this torch's gloo refuse CUDA tensors, on the CPU instead
+        # (then the matmuls differ in rounding, hence the looser bound).
+        where, bound = "GPU", 1e-5
+        try:
+            ref = train(dev, gloo, seed)
+        except RuntimeError as e:
+            print(f"rank {rank}: gloo on CUDA tensors refused ({str(e)[:120]}); reference on the CPU", flush=True)
+            where, bound = "CPU", 1e-4
+            ref = train(torch.device("cpu"), gloo, seed)
         diff = max((a - b).abs().max().item() for a, b in zip(ours, ref))
         exact = all(torch.equal(a, b) for a, b in zip(ours, ref))
-        return diff <= 1e-5, f"20 steps, max |nccl - gloo| = {diff:.3g}{' (bit-identical)' if exact else ''}"
+        return diff <= bound, (f"20 steps, max |nccl - gloo ({where})| = {diff:.3g}"
+                               f"{' (bit-identical)' if exact else ''}")
     run("ddp 20 steps vs gloo", ddp)
 
 

@@ -159,14 +159,20 @@ ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
   });
 }
 
-// With one id this is ncclCommInitRankConfig; several ids (the scalable
-// rendezvous) are not implemented.
+// Every rank holds every id, in the same order (NCCL requires it), so all
+// rendezvous at the first: gdrcoll's rendezvous service takes any number of
+// ranks. The other roots' services see no rank and end at their deadline
+// (GDR_TIMEOUT_MS). PyTorch passes several ids from 129 ranks on
+// (TORCH_NCCL_RANKS_PER_ROOT).
 ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId, ncclUniqueId* commIds,
                                       ncclConfig_t* config) {
-  if (nId == 1 && commIds) return ncclCommInitRankConfig(newcomm, nranks, commIds[0], myrank, config);
-  if (newcomm) *newcomm = nullptr;
-  return notImplemented("ncclCommInitRankScalable", nullptr,
-                        "gdrcoll's rendezvous takes one unique id");
+  if (nId >= 1 && commIds)
+    return ncclCommInitRankConfig(newcomm, nranks, commIds[0], myrank, config);
+  return guard("ncclCommInitRankScalable", nullptr, [&]() -> ncclResult_t {
+    if (newcomm) *newcomm = nullptr;
+    throw gdr::InvalidArgument(strprintf("nId %d and commIds %p: at least one unique id is needed",
+                                         nId, static_cast<void*>(commIds)));
+  });
 }
 
 // Shrink and revoke need a communicator that can stop its operations on
