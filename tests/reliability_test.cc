@@ -162,4 +162,46 @@ TEST(Reliability, GdrAlgoChangedBetweenCallsIsIgnored) {
   expectAllOk(exits);
 }
 
+// gdrCommAbort from a watchdog thread while another thread waits on the
+// communicator: abort returns, the waiter returns an error at once (it used
+// to run on freed memory), and the peer learns of the abort.
+TEST(Reliability, AbortFromAnotherThreadWhileACallWaits) {
+  auto exits = runRanks(
+      2,
+      [](int rank, int, gdrComm_t comm) {
+        std::vector<float> buf(1000, 1.0f);
+        if (rank == 1) {
+          // The first call may still complete (rank 0's data was sent
+          // before the abort); the abort follows it in order.
+          usleep(800 * 1000);
+          gdrResult_t r = gdrSuccess;
+          for (int i = 0; i < 2 && r == gdrSuccess; ++i)
+            r = gdrAllReduce(GDR_IN_PLACE, buf.data(), buf.size(), gdrFloat32, gdrSum, comm,
+                             nullptr);
+          CHILD_CHECK(r == gdrRemoteError && contains(gdrGetLastError(comm), "abort"),
+                      "the peer of the aborted rank got %d: %s", r, gdrGetLastError(comm));
+          return 0;
+        }
+        gdrResult_t waited = gdrSuccess;
+        std::chrono::steady_clock::time_point returned;
+        std::thread waiter([&] {
+          waited =
+              gdrAllReduce(GDR_IN_PLACE, buf.data(), buf.size(), gdrFloat32, gdrSum, comm, nullptr);
+          returned = std::chrono::steady_clock::now();
+        });
+        usleep(200 * 1000);
+        auto aborted = std::chrono::steady_clock::now();
+        CHILD_CHECK(gdrCommAbort(comm) == gdrSuccess, "abort: %s", gdrGetLastError(nullptr));
+        waiter.join();
+        double secs = std::chrono::duration<double>(returned - aborted).count();
+        CHILD_CHECK(waited == gdrRemoteError, "the waiter got %d", waited);
+        CHILD_CHECK(secs < 1.0, "the waiter returned %.2f s after the abort", secs);
+        CHILD_CHECK(gdrCommAbort(comm) == gdrInvalidArgument, "a second abort of the same handle");
+        _exit(gdrtest::childFailures() ? 1 : 0);  // the harness would destroy it again
+        return 0;
+      },
+      {{"GDR_TIMEOUT_MS", "20000"}}, 60);
+  expectAllOk(exits);
+}
+
 }  // namespace
