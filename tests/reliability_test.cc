@@ -204,4 +204,34 @@ TEST(Reliability, AbortFromAnotherThreadWhileACallWaits) {
   expectAllOk(exits);
 }
 
+// Level 1 (the default): a broadcast where one rank passes count 0 and the
+// others 100 fails in the same call on the count-0 rank (before, it returned
+// success) and on the ranks that exchange messages with it, and on every
+// rank by its next call. A rank that only sends in the call (the root) may
+// still return success: nothing comes back to it (docs/reliability.md).
+void zeroCountAgainstHundred(int nranks, int zeroRank) {
+  auto exits = runRanks(
+      nranks,
+      [zeroRank](int rank, int, gdrComm_t comm) {
+        std::vector<int32_t> buf(100, rank);
+        const size_t count = rank == zeroRank ? 0 : 100;
+        gdrResult_t r = gdrBroadcast(buf.data(), count, gdrInt32, 0, comm, nullptr);
+        if (rank == zeroRank)
+          CHILD_CHECK(r != gdrSuccess && contains(gdrGetLastError(comm), "mismatch"),
+                      "rank %d (count %zu) got %d: %s", rank, count, r, gdrGetLastError(comm));
+        if (r == gdrSuccess) r = gdrBarrier(comm, nullptr);
+        CHILD_CHECK(r != gdrSuccess, "rank %d (count %zu) never saw the mismatch", rank, count);
+        _exit(gdrtest::childFailures() ? 1 : 0);
+        return 0;
+      },
+      {{"GDR_TIMEOUT_MS", "10000"}}, 60);
+  expectAllOk(exits);
+}
+
+TEST(Reliability, ZeroCountAgainstAHundredIsCaughtAtTheDefaultLevel) {
+  zeroCountAgainstHundred(2, 1);
+  zeroCountAgainstHundred(2, 0);
+  zeroCountAgainstHundred(3, 2);
+}
+
 }  // namespace

@@ -22,8 +22,9 @@ const std::vector<Info> kParams = {
     {"GDR_TIMEOUT_MS", Type::Int, "300000",
      "Deadline for any single wait, in milliseconds; a timeout names the peer and step."},
     {"GDR_CHECK_MISMATCH", Type::Int, "1",
-     "Cross-rank argument checks: 0 off; 1 check every message's operation signature; "
-     "2 also agree on (collective, type, op, count, root) before every operation."},
+     "Cross-rank argument checks: 0 off; 1 check every message's operation signature (and agree on "
+     "count-0 calls); 2 also agree on (collective, type, op, count, root) before every operation. "
+     "What each level catches: docs/reliability.md."},
     // algorithms
     {"GDR_ALGO", Type::String, "",
      "Force algorithms per collective, e.g. 'allreduce=ring,bcast=binomial'. "
