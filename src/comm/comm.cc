@@ -55,6 +55,7 @@ void Communicator::parseConfig() {
         "GDR_SHM_SLOT_BYTES must be a multiple of 64 in [64, 64M] and GDR_SHM_SLOTS a power of two in [2, 4096]");
   cfg_.shmSlotBytes = static_cast<size_t>(slotBytes);
   cfg_.shmSlots = static_cast<size_t>(slots);
+  cfg_.fault = parseFault(param::getString("GDR_FAULT"));
 }
 
 void Communicator::start(std::unique_ptr<boot::Bootstrap> boot) {
@@ -188,8 +189,15 @@ void Communicator::progressUntil(FunctionRef<bool()> done, FunctionRef<std::stri
       }
     }
   } catch (const Error& e) {
-    fail(e.code(), e.what());
-    throw;
+    // A peer's failure says where this rank waited (the peer and the step),
+    // as a timeout does.
+    if (e.code() == gdrTimeout) {
+      fail(e.code(), e.what());
+      throw;
+    }
+    Error named(e.code(), strprintf("%s (%s)", e.what(), what().c_str()));
+    fail(named.code(), named.what());
+    throw named;
   }
 }
 

@@ -16,6 +16,7 @@
 #include "bootstrap/bootstrap.h"
 #include "collectives/schedule_cache.h"
 #include "comm/topo_plan.h"
+#include "core/fault.h"
 #include "core/function_ref.h"
 #include "core/net.h"
 #include "transport/shm/shm_segment.h"
@@ -31,6 +32,7 @@ struct CommConfig {
   std::string transport = "auto";  // auto, shm, socket, ib (ib: issue 5)
   std::string algo;                // GDR_ALGO, frozen at init (every rank's agree)
   size_t shmSlotBytes = 0, shmSlots = 0;
+  FaultSpec fault;  // GDR_FAULT (tests)
 };
 
 // Where a rank can be reached: its TCP listener and the address of the CMA
