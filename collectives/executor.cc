@@ -1,6 +1,11 @@
 #include "collectives/executor.h"
 
+#include <sys/socket.h>
+
+#include <chrono>
+#include <csignal>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "core/error.h"
@@ -40,8 +45,13 @@ class Runner {
   }
 
   void run() {
+    const FaultSpec& fault = comm_.config().fault;
+    const size_t faultAt = fault.active() && fault.rank == comm_.rank() && fault.op == sig_.seq
+                               ? faultStep(fault)
+                               : sched_.steps.size();
     for (stepIdx_ = 0; stepIdx_ < sched_.steps.size(); ++stepIdx_) {
       const Step& st = sched_.steps[stepIdx_];
+      if (stepIdx_ == faultAt) inject(fault, st);
       switch (st.kind) {
         case StepKind::Send: send(st); break;
         case StepKind::Recv: recv(st, false); break;
@@ -82,12 +92,57 @@ class Runner {
     return const_cast<char*>(ptr(r));
   }
 
+  // GDR_FAULT (core/fault.h). first/middle/last count the steps that move
+  // a message, where a failure is felt by the peers.
+  size_t faultStep(const FaultSpec& f) const {
+    if (f.step > 0) return static_cast<size_t>(f.step - 1);
+    std::vector<size_t> moving;
+    for (size_t i = 0; i < sched_.steps.size(); ++i)
+      if (sched_.steps[i].kind == StepKind::Send || sched_.steps[i].kind == StepKind::Recv ||
+          sched_.steps[i].kind == StepKind::RecvReduce)
+        moving.push_back(i);
+    return moving.empty() ? sched_.steps.size() : moving[f.stepIndex(moving.size())];
+  }
+
+  void inject(const FaultSpec& f, const Step& st) {
+    const int to = st.kind == StepKind::Copy || st.kind == StepKind::Reduce ? -1 : peer(st);
+    GDR_WARN(kColl, "GDR_FAULT: %s at %s, step %zu of %zu", faultKindName(f.kind), transport::describe(sig_).c_str(),
+             stepIdx_ + 1, sched_.steps.size());
+    switch (f.kind) {
+      case FaultKind::Kill:
+        raise(SIGKILL);
+        break;
+      case FaultKind::Stall:
+        std::this_thread::sleep_for(std::chrono::milliseconds(comm_.config().timeoutMs * 5 / 2));
+        break;
+      case FaultKind::Close: {
+        const int fd = to >= 0 ? comm_.endpoint(to)->pollFd() : -1;
+        if (fd >= 0) shutdown(fd, SHUT_RDWR);
+        throw RemoteError(strprintf("GDR_FAULT closed the connection to rank %d at step %zu of %zu in %s", to,
+                                    stepIdx_ + 1, sched_.steps.size(), transport::describe(sig_).c_str()));
+      }
+      case FaultKind::Corrupt:
+        corruptNext_ = true;
+        break;
+      case FaultKind::None:
+        break;
+    }
+  }
+
+  // A damaged signature for the next message this rank sends or expects.
+  transport::OpSig sigForNextMessage() {
+    transport::OpSig s = sig_;
+    if (corruptNext_) s.seq ^= uint64_t(1) << 40;
+    corruptNext_ = false;
+    return s;
+  }
+
   void send(const Step& st) {
     sends_.emplace_back();
     InFlight& f = sends_.back();
     f.op.data = ptr(st.src);
     f.op.bytes = bytes(st.src);
-    f.op.sig = sig_;
+    f.op.sig = sigForNextMessage();
     f.begin = static_cast<const char*>(f.op.data);
     f.end = f.begin + f.op.bytes;
     f.peer = peer(st);
@@ -100,7 +155,7 @@ class Runner {
     transport::RecvOp op;
     op.dst = dst;
     op.bytes = bytes(st.dst);
-    op.sig = sig_;
+    op.sig = sigForNextMessage();
     op.elemBytes = bufs_.elemBytes;
     if (reduce) {
       op.reduceSrc = ptr(st.src);
@@ -158,6 +213,7 @@ class Runner {
   std::vector<InFlight>& sends_;
   size_t firstLive_ = 0;
   size_t stepIdx_ = 0;
+  bool corruptNext_ = false;
 };
 
 }  // namespace

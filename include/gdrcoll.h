@@ -106,7 +106,19 @@ typedef struct {
   const char* error; /* NULL unless the adapter failed */
 } gdrBootstrap_t;
 gdrResult_t gdrCommInitBootstrap(gdrComm_t* comm, const gdrBootstrap_t* bootstrap);
-/* Always returns: fails pending operations and frees the communicator. */
+/* Always returns: fails pending operations and frees the communicator.
+ *
+ * Threads. Any thread may make any call, but one communicator runs one
+ * operation at a time: collectives, send/recv and groups on it come from one
+ * thread at a time (or are serialised by the program). The exceptions, safe
+ * from any thread at any moment, also while another thread waits in a call
+ * on the same communicator: gdrCommAbort, gdrCommGetAsyncError,
+ * gdrGetLastError, gdrCommRank and gdrCommSize. gdrCommAbort makes that
+ * waiting call return gdrRemoteError at once (the peers are told), and the
+ * memory is released when the last call using the communicator returns; the
+ * handle is invalid as soon as gdrCommAbort returns. gdrCommDestroy while
+ * another thread uses the communicator is a program error, but it does not
+ * free memory under that thread either. */
 gdrResult_t gdrCommAbort(gdrComm_t comm);
 gdrResult_t gdrCommRank(gdrComm_t comm, int* rank);
 gdrResult_t gdrCommSize(gdrComm_t comm, int* size);

@@ -162,4 +162,76 @@ TEST(Reliability, GdrAlgoChangedBetweenCallsIsIgnored) {
   expectAllOk(exits);
 }
 
+// gdrCommAbort from a watchdog thread while another thread waits on the
+// communicator: abort returns, the waiter returns an error at once (it used
+// to run on freed memory), and the peer learns of the abort.
+TEST(Reliability, AbortFromAnotherThreadWhileACallWaits) {
+  auto exits = runRanks(
+      2,
+      [](int rank, int, gdrComm_t comm) {
+        std::vector<float> buf(1000, 1.0f);
+        if (rank == 1) {
+          // The first call may still complete (rank 0's data was sent
+          // before the abort); the abort follows it in order.
+          usleep(800 * 1000);
+          gdrResult_t r = gdrSuccess;
+          for (int i = 0; i < 2 && r == gdrSuccess; ++i)
+            r = gdrAllReduce(GDR_IN_PLACE, buf.data(), buf.size(), gdrFloat32, gdrSum, comm,
+                             nullptr);
+          CHILD_CHECK(r == gdrRemoteError && contains(gdrGetLastError(comm), "abort"),
+                      "the peer of the aborted rank got %d: %s", r, gdrGetLastError(comm));
+          return 0;
+        }
+        gdrResult_t waited = gdrSuccess;
+        std::chrono::steady_clock::time_point returned;
+        std::thread waiter([&] {
+          waited =
+              gdrAllReduce(GDR_IN_PLACE, buf.data(), buf.size(), gdrFloat32, gdrSum, comm, nullptr);
+          returned = std::chrono::steady_clock::now();
+        });
+        usleep(200 * 1000);
+        auto aborted = std::chrono::steady_clock::now();
+        CHILD_CHECK(gdrCommAbort(comm) == gdrSuccess, "abort: %s", gdrGetLastError(nullptr));
+        waiter.join();
+        double secs = std::chrono::duration<double>(returned - aborted).count();
+        CHILD_CHECK(waited == gdrRemoteError, "the waiter got %d", waited);
+        CHILD_CHECK(secs < 1.0, "the waiter returned %.2f s after the abort", secs);
+        CHILD_CHECK(gdrCommAbort(comm) == gdrInvalidArgument, "a second abort of the same handle");
+        _exit(gdrtest::childFailures() ? 1 : 0);  // the harness would destroy it again
+        return 0;
+      },
+      {{"GDR_TIMEOUT_MS", "20000"}}, 60);
+  expectAllOk(exits);
+}
+
+// Level 1 (the default): a broadcast where one rank passes count 0 and the
+// others 100 fails in the same call on the count-0 rank (before, it returned
+// success) and on the ranks that exchange messages with it, and on every
+// rank by its next call. A rank that only sends in the call (the root) may
+// still return success: nothing comes back to it (docs/reliability.md).
+void zeroCountAgainstHundred(int nranks, int zeroRank) {
+  auto exits = runRanks(
+      nranks,
+      [zeroRank](int rank, int, gdrComm_t comm) {
+        std::vector<int32_t> buf(100, rank);
+        const size_t count = rank == zeroRank ? 0 : 100;
+        gdrResult_t r = gdrBroadcast(buf.data(), count, gdrInt32, 0, comm, nullptr);
+        if (rank == zeroRank)
+          CHILD_CHECK(r != gdrSuccess && contains(gdrGetLastError(comm), "mismatch"),
+                      "rank %d (count %zu) got %d: %s", rank, count, r, gdrGetLastError(comm));
+        if (r == gdrSuccess) r = gdrBarrier(comm, nullptr);
+        CHILD_CHECK(r != gdrSuccess, "rank %d (count %zu) never saw the mismatch", rank, count);
+        _exit(gdrtest::childFailures() ? 1 : 0);
+        return 0;
+      },
+      {{"GDR_TIMEOUT_MS", "10000"}}, 60);
+  expectAllOk(exits);
+}
+
+TEST(Reliability, ZeroCountAgainstAHundredIsCaughtAtTheDefaultLevel) {
+  zeroCountAgainstHundred(2, 1);
+  zeroCountAgainstHundred(2, 0);
+  zeroCountAgainstHundred(3, 2);
+}
+
 }  // namespace

@@ -72,22 +72,24 @@ gdrResult_t gdrCommInitRank(gdrComm_t* comm, int nranks, gdrUniqueId uniqueId, i
   return r;
 }
 
+// Destroy and abort drop the registry's reference: the memory goes when the
+// last call using the communicator (on any thread) returns.
 gdrResult_t gdrCommDestroy(gdrComm_t comm) {
   return guarded("gdrCommDestroy", nullptr, [&] {
     checkComm(comm);
-    gdr::api::unregisterComm(comm);
+    if (!gdr::api::unregisterComm(comm)) throw gdr::InvalidArgument("the communicator was already destroyed");
     gdr::groupForget(comm);
-    delete comm;
+    gdr::Communicator::release(comm);
   });
 }
 
 gdrResult_t gdrCommAbort(gdrComm_t comm) {
   return guarded("gdrCommAbort", nullptr, [&] {
     checkComm(comm);
-    gdr::api::unregisterComm(comm);
-    comm->abortAll();
+    if (!gdr::api::unregisterComm(comm)) throw gdr::InvalidArgument("the communicator was already destroyed");
+    comm->requestAbort();
     gdr::groupForget(comm);
-    delete comm;
+    gdr::Communicator::release(comm);
   });
 }
 
@@ -131,11 +133,8 @@ const char* gdrGetErrorString(gdrResult_t result) {
 const char* gdrGetLastError(gdrComm_t comm) {
   thread_local std::string text;
   if (!comm) return gdr::api::threadLastError();
-  try {
-    text = checkComm(comm).lastError();
-  } catch (const gdr::Error& e) {
-    text = e.what();
-  }
+  gdr::CommRef use = gdr::api::useComm(comm);
+  text = use.get() ? use->lastError() : "the communicator was destroyed or never created";
   return text.c_str();
 }
 

@@ -17,13 +17,20 @@ const char* threadLastError();
 // Throws InvalidArgument unless `comm` is a live communicator.
 Communicator& checkComm(gdrComm_t comm);
 void registerComm(gdrComm_t comm);
-void unregisterComm(gdrComm_t comm);
+// Drops the handle (later calls with it are refused); false if it was not live.
+bool unregisterComm(gdrComm_t comm);
+// A reference that keeps `comm` alive for one API call (empty if the handle
+// is not live): another thread's gdrCommAbort or gdrCommDestroy then only
+// unregisters it, and the last reference frees it.
+CommRef useComm(gdrComm_t comm);
 
 template <typename Body>
 gdrResult_t guarded(const char* fn, gdrComm_t comm, Body&& body) noexcept {
   std::string text;
   gdrResult_t code;
+  CommRef use;
   try {
+    use = useComm(comm);
     body();
     return gdrSuccess;
   } catch (const Error& e) {
@@ -42,10 +49,7 @@ gdrResult_t guarded(const char* fn, gdrComm_t comm, Body&& body) noexcept {
   std::string msg = std::string(fn) + ": " + text;
   GDR_WARN(kInit, "%s", msg.c_str());
   setThreadLastError(msg);
-  try {
-    if (comm) checkComm(comm).setLastError(msg);
-  } catch (...) {
-  }
+  if (use.get()) use->setLastError(msg);
   return code;
 }
 

@@ -40,10 +40,21 @@ void registerComm(gdrComm_t comm) {
   live().insert(comm);
 }
 
-void unregisterComm(gdrComm_t comm) {
+bool unregisterComm(gdrComm_t comm) {
   std::lock_guard<std::mutex> g(gMu);
-  live().erase(comm);
+  const bool was = live().erase(comm) != 0;
   gGeneration.fetch_add(1, std::memory_order_acq_rel);
+  return was;
+}
+
+// Under the lock, so no unregister (and so no last release) can slip
+// between the liveness check and the reference.
+CommRef useComm(gdrComm_t comm) {
+  if (!comm) return CommRef();
+  std::lock_guard<std::mutex> g(gMu);
+  const uint64_t gen = gGeneration.load(std::memory_order_relaxed);
+  if (!(comm == tLastComm && gen == tLastGeneration) && !live().count(comm)) return CommRef();
+  return CommRef(comm);
 }
 
 }  // namespace gdr::api

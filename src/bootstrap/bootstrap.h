@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "core/net.h"
 #include "gdrcoll.h"
 #include "security/job_secret.h"
 
@@ -61,5 +62,7 @@ std::unique_ptr<Bootstrap> makePmixBootstrap();
 // The bootstrap the launcher's environment names (bootstrap/env_select.h,
 // GDR_BOOTSTRAP), logged with the reason.
 std::unique_ptr<Bootstrap> makeEnvBootstrap();
+// Where the id's rendezvous service listens (for tests that probe the port).
+net::Addr rendezvousAddress(const gdrUniqueId& id);
 
 }  // namespace gdr::boot

@@ -16,11 +16,13 @@
 // others retry their connection until it listens.
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <thread>
 #include <vector>
 
+#include "bootstrap/accept_pool.h"
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/env_select.h"
 #include "core/error.h"
@@ -50,11 +52,41 @@ struct IdBlob {
 };
 static_assert(sizeof(IdBlob) <= GDR_UNIQUE_ID_BYTES, "unique id too small");
 
-std::string refusal(int fd, const Error& e) {
-  return strprintf("refused a connection from %s: %s", net::peerName(fd).c_str(), e.what());
+// A rank that passed the handshake and sent its hello.
+struct CheckIn {
+  security::BootLink link;
+  security::RvHello hello{};
+};
+
+void sendVerdict(int fd, security::BootLink& link, gdrResult_t code, const std::string& reason,
+                 net::Clock::time_point deadline) noexcept {
+  security::RvVerdict v{};
+  v.magic = security::kRvVerdictMagic;
+  v.code = code;
+  std::snprintf(v.reason, sizeof(v.reason), "%s", reason.c_str());
+  try {
+    link.send(fd, &v, sizeof(v), deadline);
+  } catch (const Error& e) {
+    GDR_WARN(kBoot, "rendezvous: could not tell a rank '%s': %s", reason.c_str(), e.what());
+  }
 }
 
-// The rendezvous service: collects every rank's address, then sends the table.
+// The ranks of [0, n) whose fd is still -1, as "1, 4, 7" (the first few).
+std::string missingRanks(const std::vector<int>& fds) {
+  std::string out;
+  int shown = 0, missing = 0;
+  for (size_t r = 0; r < fds.size(); ++r) {
+    if (fds[r] >= 0) continue;
+    ++missing;
+    if (shown++ < 8) out += strprintf("%s%zu", out.empty() ? "" : ", ", r);
+  }
+  if (missing > shown) out += strprintf(" and %d more", missing - shown);
+  return out;
+}
+
+// The rendezvous service: collects every rank's address, then sends the
+// table. Handshakes run concurrently (boot/accept_pool.h); what a hello
+// claims is checked here, and a refused rank is told why.
 void rendezvous(int listenFd, security::JobSecret secret) {
   std::vector<int> fds;
   std::vector<security::BootLink> links;
@@ -62,28 +94,43 @@ void rendezvous(int listenFd, security::JobSecret secret) {
   int nranks = -1, joined = 0;
   auto deadline = net::deadlineFromNow();
   try {
+    AcceptPool<CheckIn> pool(listenFd, [&secret, deadline](int fd) {
+      security::Acceptor acc(secret, security::Channel::Rendezvous, security::kServiceRank, false);
+      acc.followPeerEncryptFlag();
+      // Which ranks may join is decided once the hello is in (below).
+      int claimed = acc.start(fd, [](int) -> const char* { return nullptr; });
+      CheckIn c;
+      c.link = security::BootLink(acc.finish(fd), acc.encrypted(), strprintf("rank %d", claimed));
+      uint8_t buf[sizeof(security::RvHello)];
+      c.link.recv(fd, buf, sizeof(buf), security::authDeadline(deadline));
+      if (const char* err = security::parseRvHello(buf, sizeof(buf), &c.hello)) throw security::AuthRefused(err);
+      if (c.hello.rank != claimed) throw security::AuthRefused("hello for another rank than it authenticated as");
+      return c;
+    }, "ranks at the rendezvous");
     while (nranks < 0 || joined < nranks) {
-      int fd = net::acceptOne(listenFd, deadline, "ranks at the rendezvous");
-      security::RvHello h{};
-      security::BootLink link;
+      std::pair<int, CheckIn> in;
       try {
-        security::Acceptor acc(secret, security::Channel::Rendezvous, security::kServiceRank, false);
-        acc.followPeerEncryptFlag();
-        int claimed = acc.start(fd, [&](int r) -> const char* {
-          if (nranks >= 0 && r >= nranks) return "no such rank";
-          if (nranks >= 0 && fds[r] >= 0) return "that rank already checked in";
-          return nullptr;
-        });
-        link = security::BootLink(acc.finish(fd), acc.encrypted(), strprintf("rank %d", claimed));
-        uint8_t buf[sizeof(security::RvHello)];
-        link.recv(fd, buf, sizeof(buf), security::authDeadline(deadline));
-        if (const char* err = security::parseRvHello(buf, sizeof(buf), &h)) throw security::AuthRefused(err);
-        if (h.rank != claimed) throw security::AuthRefused("hello for another rank than it authenticated as");
-        if (nranks >= 0 && h.nranks != nranks)
-          throw security::AuthRefused(strprintf("it says the job has %d ranks, others say %d", h.nranks, nranks));
-        if (nranks >= 0 && fds[h.rank] >= 0) throw security::AuthRefused("that rank already checked in");
-      } catch (const Error& e) {
-        GDR_WARN(kBoot, "rendezvous: %s", refusal(fd, e).c_str());
+        in = pool.next(deadline);
+      } catch (const TimeoutError&) {
+        const std::string why = nranks < 0 ? std::string("no rank checked in")
+                                           : strprintf("rank(s) %s did not check in within GDR_TIMEOUT_MS (%d of %d did)",
+                                                       missingRanks(fds).c_str(), joined, nranks);
+        for (int r = 0; r < nranks; ++r)
+          if (fds[r] >= 0) sendVerdict(fds[r], links[r], gdrTimeout, why, net::deadlineFromNow());
+        throw TimeoutError(why);
+      }
+      const int fd = in.first;
+      const security::RvHello& h = in.second.hello;
+      std::string refused;
+      if (nranks >= 0 && h.nranks != nranks)
+        refused = strprintf("it says the job has %d ranks, rank(s) that checked in before say %d", h.nranks, nranks);
+      else if (nranks >= 0 && fds[h.rank] >= 0)
+        refused = strprintf("rank %d already checked in (two processes claim rank %d)", h.rank, h.rank);
+      if (!refused.empty()) {
+        GDR_WARN(kBoot, "rendezvous: refused rank %d from %s: %s", h.rank, net::peerName(fd).c_str(),
+                 refused.c_str());
+        sendVerdict(fd, in.second.link, gdrInvalidUsage, "the rendezvous service refused this rank: " + refused,
+                    security::authDeadline(deadline));
         close(fd);
         continue;
       }
@@ -94,12 +141,14 @@ void rendezvous(int listenFd, security::JobSecret secret) {
         table.resize(nranks);
       }
       fds[h.rank] = fd;
-      links[h.rank] = std::move(link);
+      links[h.rank] = std::move(in.second.link);
       table[h.rank] = h.addr;
       ++joined;
     }
-    for (int r = 0; r < nranks; ++r)
+    for (int r = 0; r < nranks; ++r) {
+      sendVerdict(fds[r], links[r], gdrSuccess, "", deadline);
       links[r].send(fds[r], table.data(), table.size() * sizeof(net::PackedAddr), deadline);
+    }
   } catch (const Error& e) {
     GDR_WARN(kBoot, "rendezvous service gave up: %s", e.what());
   }
@@ -200,6 +249,16 @@ class TcpBootstrap final : public Bootstrap {
       security::BootLink link(ini.finish(rootFd, deadline, who), encrypt_, who);
       security::RvHello h{security::kRvMagic, security::kProtocolVersion, 0, rank_, size_, net::pack(mine)};
       link.send(rootFd, &h, sizeof(h), deadline);
+      security::RvVerdict v;
+      uint8_t vbuf[sizeof(security::RvVerdict)];
+      // The service answers by its own deadline (it started first) with
+      // the ranks still missing; the grace lets that answer arrive when
+      // this rank started at about the same time.
+      link.recv(rootFd, vbuf, sizeof(vbuf), deadline + std::chrono::seconds(1),
+                "the rendezvous service (are all ranks started?)");
+      if (const char* err = security::parseRvVerdict(vbuf, sizeof(vbuf), &v))
+        throw RemoteError(strprintf("the rendezvous service sent a malformed verdict: %s", err));
+      if (v.code != gdrSuccess) throw Error(static_cast<gdrResult_t>(v.code), v.reason);
       size_t bytes = table.size() * sizeof(net::PackedAddr);
       link.recv(rootFd, table.data(), bytes, deadline, "the rendezvous service (are all ranks started?)");
       if (const char* err = security::checkAddrTable(table.data(), bytes, size_))
@@ -211,50 +270,25 @@ class TcpBootstrap final : public Bootstrap {
     close(rootFd);
   }
 
-  // Both handshakes in two steps (see security/handshake.h): every rank is
-  // initiator toward the next and acceptor toward the previous.
+  // Every rank is initiator toward the next and acceptor toward the
+  // previous. The acceptor side runs on the pool's threads (both steps of
+  // security/handshake.h), so this thread's initiator never waits on it and
+  // a connection that is not the neighbour's never delays the neighbour.
   void formRing(int listenFd, const std::vector<net::PackedAddr>& table, net::Clock::time_point deadline) {
     int nextRank = (rank_ + 1) % size_, prevRank = (rank_ - 1 + size_) % size_;
-    std::string nextName = strprintf("rank %d", nextRank);
+    std::string nextName = strprintf("rank %d", nextRank), prevName = strprintf("rank %d", prevRank);
+    AcceptPool<security::BootLink> pool(listenFd, [&](int fd) {
+      security::Acceptor acc(secret_, security::Channel::BootRing, rank_, encrypt_);
+      acc.start(fd, [prevRank](int r) -> const char* { return r == prevRank ? nullptr : "not this rank's ring neighbour"; });
+      return security::BootLink(acc.finish(fd), encrypt_, prevName);
+    }, prevName);
     next_ = net::connectTo(net::unpack(table[nextRank]), deadline, nextName);
     security::Initiator ini(secret_, security::Channel::BootRing, rank_, nextRank, encrypt_);
     ini.start(next_, deadline, nextName);
-    auto admit = [&](int r) -> const char* { return r == prevRank ? nullptr : "not this rank's ring neighbour"; };
-    std::unique_ptr<security::Acceptor> acc;
-    // Accepts until a peer passes the first step; returns its socket.
-    auto acceptStarted = [&]() {
-      for (;;) {
-        int fd = net::acceptOne(listenFd, deadline, strprintf("rank %d", prevRank));
-        try {
-          acc = std::make_unique<security::Acceptor>(secret_, security::Channel::BootRing, rank_, encrypt_);
-          acc->start(fd, admit);
-          return fd;
-        } catch (const Error& e) {
-          GDR_WARN(kBoot, "bootstrap: %s", refusal(fd, e).c_str());
-          close(fd);
-        }
-      }
-    };
-    int fd = acceptStarted();
-    try {
-      toNext_ = security::BootLink(ini.finish(next_, deadline, nextName), encrypt_, nextName);
-    } catch (...) {
-      close(fd);
-      throw;
-    }
-    // A peer that sent a plausible first message but cannot finish is
-    // refused; the real neighbour is then still waiting in the backlog.
-    for (;;) {
-      try {
-        fromPrev_ = security::BootLink(acc->finish(fd), encrypt_, strprintf("rank %d", prevRank));
-        prev_ = fd;
-        return;
-      } catch (const Error& e) {
-        GDR_WARN(kBoot, "bootstrap: %s", refusal(fd, e).c_str());
-        close(fd);
-      }
-      fd = acceptStarted();
-    }
+    toNext_ = security::BootLink(ini.finish(next_, deadline, nextName), encrypt_, nextName);
+    std::pair<int, security::BootLink> prev = pool.next(deadline);
+    prev_ = prev.first;
+    fromPrev_ = std::move(prev.second);
   }
 
   int rank_, size_, localRank_;
@@ -326,6 +360,14 @@ void addressUniqueId(const std::string& hostPort, bool fromEnvironment, int nran
   std::memcpy(id->internal, &blob, sizeof(blob));
   security::wipe(&blob, sizeof(blob));
   security::wipe(&secret, sizeof(secret));
+}
+
+net::Addr rendezvousAddress(const gdrUniqueId& id) {
+  IdBlob blob;
+  std::memcpy(&blob, id.internal, sizeof(blob));
+  net::Addr a = net::unpack(blob.root);
+  security::wipe(&blob, sizeof(blob));
+  return a;
 }
 
 }  // namespace gdr::boot

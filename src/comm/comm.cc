@@ -55,6 +55,7 @@ void Communicator::parseConfig() {
         "GDR_SHM_SLOT_BYTES must be a multiple of 64 in [64, 64M] and GDR_SHM_SLOTS a power of two in [2, 4096]");
   cfg_.shmSlotBytes = static_cast<size_t>(slotBytes);
   cfg_.shmSlots = static_cast<size_t>(slots);
+  cfg_.fault = parseFault(param::getString("GDR_FAULT"));
 }
 
 void Communicator::start(std::unique_ptr<boot::Bootstrap> boot) {
@@ -83,7 +84,10 @@ void Communicator::start(std::unique_ptr<boot::Bootstrap> boot) {
 }
 
 // ---- device state hook (issue 4) ----
-Communicator::~Communicator() { releaseDeviceState(this); }
+Communicator::~Communicator() {
+  if (abortRequested_.load(std::memory_order_acquire)) abortAll();
+  releaseDeviceState(this);
+}
 // ---- end device state hook ----
 
 bool Communicator::sameHost(int peer) const {
@@ -96,6 +100,7 @@ std::vector<char>& Communicator::scratch(size_t bytes) {
 }
 
 void Communicator::throwIfFailed() const {
+  if (abortRequested_.load(std::memory_order_relaxed)) throw RemoteError("the communicator was aborted");
   gdrResult_t code = asyncCode_.load();
   if (code == gdrSuccess) return;
   std::lock_guard<std::mutex> g(mu_);
@@ -112,6 +117,10 @@ void Communicator::fail(gdrResult_t code, const std::string& text) noexcept {
   GDR_WARN(kInit, "rank %d: communicator failed: %s", rank_, text.c_str());
   for (auto* ep : active_) ep->sendAbort(code, strprintf("rank %d: %s", rank_, text.c_str()));
   for (auto* ep : active_) ep->reset();
+}
+
+void Communicator::release(Communicator* c) noexcept {
+  if (c->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete static_cast<gdrComm*>(c);
 }
 
 void Communicator::abortAll() noexcept {
@@ -145,6 +154,8 @@ void Communicator::progressUntil(FunctionRef<bool()> done, FunctionRef<std::stri
       bool moved = false;
       for (auto* ep : active_) moved |= ep->progress();
       if (done()) return;
+      if (abortRequested_.load(std::memory_order_relaxed))
+        throw RemoteError("aborted by gdrCommAbort (from another thread) while this call waited");
       if (moved) {
         idle = 0;
         continue;
@@ -178,8 +189,15 @@ void Communicator::progressUntil(FunctionRef<bool()> done, FunctionRef<std::stri
       }
     }
   } catch (const Error& e) {
-    fail(e.code(), e.what());
-    throw;
+    // A peer's failure says where this rank waited (the peer and the step),
+    // as a timeout does.
+    if (e.code() == gdrTimeout) {
+      fail(e.code(), e.what());
+      throw;
+    }
+    Error named(e.code(), strprintf("%s (%s)", e.what(), what().c_str()));
+    fail(named.code(), named.what());
+    throw named;
   }
 }
 

@@ -16,6 +16,7 @@
 #include "bootstrap/bootstrap.h"
 #include "collectives/schedule_cache.h"
 #include "comm/topo_plan.h"
+#include "core/fault.h"
 #include "core/function_ref.h"
 #include "core/net.h"
 #include "transport/shm/shm_segment.h"
@@ -31,6 +32,7 @@ struct CommConfig {
   std::string transport = "auto";  // auto, shm, socket, ib (ib: issue 5)
   std::string algo;                // GDR_ALGO, frozen at init (every rank's agree)
   size_t shmSlotBytes = 0, shmSlots = 0;
+  FaultSpec fault;  // GDR_FAULT (tests)
 };
 
 // Where a rank can be reached: its TCP listener and the address of the CMA
@@ -96,6 +98,16 @@ class Communicator {
   // such failure puts the communicator in the error state first.
   void progressUntil(FunctionRef<bool()> done, FunctionRef<std::string()> what);
 
+  // Lifetime. The handle registry holds one reference, every API call in
+  // progress and every group share holding the communicator one more; the
+  // last release frees it (so gdrCommAbort from one thread never frees it
+  // under another thread's wait). retain() needs a reference already held.
+  void retain() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+  static void release(Communicator* c) noexcept;
+  // gdrCommAbort: every wait on the communicator, on any thread, fails at
+  // once; the peers are told when the waiter fails (or at the free).
+  void requestAbort() noexcept { abortRequested_.store(true, std::memory_order_release); }
+
   // Error state: set once by the first failure; every later call fails fast.
   void throwIfFailed() const;
   void fail(gdrResult_t code, const std::string& text) noexcept;
@@ -135,6 +147,8 @@ class Communicator {
   std::vector<char> scratch_;
   coll::ScheduleCache schedules_;
 
+  std::atomic<int> refs_{1};
+  std::atomic<bool> abortRequested_{false};
   std::atomic<gdrResult_t> asyncCode_{gdrSuccess};
   std::string asyncText_;
   mutable std::mutex mu_;
@@ -147,3 +161,39 @@ class Communicator {
 struct gdrComm final : gdr::Communicator {
   using gdr::Communicator::Communicator;
 };
+
+namespace gdr {
+
+// One counted reference to a communicator (Communicator::retain), released
+// when the holder goes.
+class CommRef {
+ public:
+  CommRef() = default;
+  explicit CommRef(Communicator* c) noexcept : c_(c) {
+    if (c_) c_->retain();
+  }
+  CommRef(CommRef&& o) noexcept : c_(o.c_) { o.c_ = nullptr; }
+  CommRef& operator=(CommRef&& o) noexcept {
+    if (this != &o) {
+      reset();
+      c_ = o.c_;
+      o.c_ = nullptr;
+    }
+    return *this;
+  }
+  CommRef(const CommRef&) = delete;
+  CommRef& operator=(const CommRef&) = delete;
+  ~CommRef() { reset(); }
+  void reset() noexcept {
+    if (c_) Communicator::release(c_);
+    c_ = nullptr;
+  }
+  Communicator* get() const { return c_; }
+  Communicator* operator->() const { return c_; }
+  Communicator& operator*() const { return *c_; }
+
+ private:
+  Communicator* c_ = nullptr;
+};
+
+}  // namespace gdr

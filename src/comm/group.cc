@@ -25,7 +25,7 @@ struct GroupOp {
 
 // One communicator's share of a group.
 struct Share {
-  Communicator* comm = nullptr;
+  CommRef comm;  // held until the group has run (or the communicator is destroyed)
   BootstrapFactory init;  // set for a pending init
   std::vector<GroupOp> ops;
 };
@@ -40,8 +40,8 @@ thread_local GroupState tGroup;
 
 Share& shareOf(Communicator* comm) {
   for (Share& s : tGroup.shares)
-    if (s.comm == comm) return s;
-  tGroup.shares.push_back(Share{comm, nullptr, {}});
+    if (s.comm.get() == comm) return s;
+  tGroup.shares.push_back(Share{CommRef(comm), nullptr, {}});
   return tGroup.shares.back();
 }
 
@@ -201,7 +201,7 @@ void groupEnd() {
 
 void groupForget(Communicator* comm) {
   auto& sh = tGroup.shares;
-  sh.erase(std::remove_if(sh.begin(), sh.end(), [&](const Share& s) { return s.comm == comm; }), sh.end());
+  sh.erase(std::remove_if(sh.begin(), sh.end(), [&](const Share& s) { return s.comm.get() == comm; }), sh.end());
   p2pForget(comm);
 }
 
@@ -209,7 +209,7 @@ void groupAddInit(Communicator* comm, BootstrapFactory make) { shareOf(comm).ini
 
 bool groupOwnsInit(const Communicator* comm) {
   for (const Share& s : tGroup.shares)
-    if (s.comm == comm) return bool(s.init);
+    if (s.comm.get() == comm) return bool(s.init);
   return false;
 }
 

@@ -144,7 +144,13 @@ void runHostCollective(Communicator& comm, const CollCall& call) {
   sig.seq = comm.nextSeq();
   if (call.preSealed) sig.flags |= transport::kSigPreSealed;
 
-  if (comm.config().checkMismatch >= 2 && n > 1) agreeOnSignature(comm, sig);
+  // At level 1 a count-0 call agrees too: it moves no message, so without
+  // this a rank passing 0 where the others pass 100 would return success
+  // and leave the error to its next call. Valid programs pass 0 on every
+  // rank, so this costs a barrier on count-0 calls only.
+  const bool emptyCall = call.count == 0 && call.kind != CollKind::AllToAllv && call.kind != CollKind::Barrier;
+  const int level = comm.config().checkMismatch;
+  if (n > 1 && (level >= 2 || (level == 1 && emptyCall))) agreeOnSignature(comm, sig);
 
   coll::Schedule uncached;
   const coll::Schedule* schedp = &uncached;

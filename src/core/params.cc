@@ -22,8 +22,12 @@ const std::vector<Info> kParams = {
     {"GDR_TIMEOUT_MS", Type::Int, "300000",
      "Deadline for any single wait, in milliseconds; a timeout names the peer and step."},
     {"GDR_CHECK_MISMATCH", Type::Int, "1",
-     "Cross-rank argument checks: 0 off; 1 check every message's operation signature; "
-     "2 also agree on (collective, type, op, count, root) before every operation."},
+     "Cross-rank argument checks: 0 off; 1 check every message's operation signature (and agree on "
+     "count-0 calls); 2 also agree on (collective, type, op, count, root) before every operation. "
+     "What each level catches: docs/reliability.md."},
+    {"GDR_FAULT", Type::String, "",
+     "Tests only: inject one failure, rank:op:step:kind (op the collective's sequence number, step 1-based "
+     "or first/middle/last, kind kill, stall, close or corrupt); see src/core/fault.h."},
     // algorithms
     {"GDR_ALGO", Type::String, "",
      "Force algorithms per collective, e.g. 'allreduce=ring,bcast=binomial'. "

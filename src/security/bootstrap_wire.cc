@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "gdrcoll.h"
 #include "security/handshake_wire.h"
 
 namespace gdr::security {
@@ -24,6 +25,15 @@ const char* parseRvHello(const void* buf, size_t len, RvHello* out) {
   if (out->nranks < 1 || out->nranks > kMaxRanks) return "rank count out of range";
   if (out->rank < 0 || out->rank >= out->nranks) return "rank out of range";
   return checkPackedAddr(out->addr);
+}
+
+const char* parseRvVerdict(const void* buf, size_t len, RvVerdict* out) {
+  if (!buf || len != sizeof(RvVerdict)) return "rendezvous verdict of the wrong size";
+  std::memcpy(out, buf, sizeof(RvVerdict));
+  if (out->magic != kRvVerdictMagic) return "not a rendezvous verdict (bad magic)";
+  if (out->code < 0 || out->code >= gdrNumResults) return "unknown result code in the rendezvous verdict";
+  if (!std::memchr(out->reason, '\0', sizeof(out->reason))) return "unterminated reason in the rendezvous verdict";
+  return nullptr;
 }
 
 const char* checkAddrTable(const void* buf, size_t len, int nranks) {

@@ -25,6 +25,19 @@ struct RvHello {
 };
 static_assert(sizeof(RvHello) == 40, "rendezvous hello layout");
 
+// The rendezvous service's answer to a rank's hello, before the address
+// table: accepted, or refused with the reason (wrong rank count, a rank
+// that already checked in, ranks that never came), so the rank can say why.
+constexpr uint32_t kRvVerdictMagic = 0x44564447;  // "GDVD" in memory
+struct RvVerdict {
+  uint32_t magic;
+  int32_t code;  // gdrSuccess: the table follows; else the gdrResult_t of the refusal
+  char reason[248];
+};
+static_assert(sizeof(RvVerdict) == 256, "rendezvous verdict layout");
+// nullptr when well formed (a known code, a terminated reason), else what is wrong.
+const char* parseRvVerdict(const void* buf, size_t len, RvVerdict* out);
+
 // The envelope: [BootMsgHdr][payload, encrypted when kBootEncrypted][tag].
 // The tag is HMAC-SHA-256 over header and payload (32 bytes), or, encrypted,
 // the AES-256-GCM tag (16 bytes) with the header as additional data; `seq`

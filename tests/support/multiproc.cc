@@ -21,7 +21,8 @@ int& childFailures() { return gChildFailures; }
 int childRank() { return gChildRank; }
 
 std::vector<RankExit> runRanks(int nranks, const RankFn& fn, const Env& env, int timeoutSec,
-                               const std::function<void(int rank)>& preInit) {
+                               const std::function<void(int rank)>& preInit,
+                               const std::function<void(const gdrUniqueId&)>& onId) {
   for (auto& kv : env) setenv(kv.first.c_str(), kv.second.c_str(), 1);
   std::vector<RankExit> exits(nranks);
   std::fflush(stdout);
@@ -75,6 +76,7 @@ std::vector<RankExit> runRanks(int nranks, const RankFn& fn, const Env& env, int
   gdrUniqueId id;
   bool haveId = gdrGetUniqueId(&id) == gdrSuccess;
   if (!haveId) std::fprintf(stderr, "gdrGetUniqueId failed: %s\n", gdrGetLastError(nullptr));
+  if (haveId && onId) onId(id);
   for (int r = 0; r < nranks; ++r) {
     if (haveId && write(pipes[r], &id, sizeof(id)) != static_cast<ssize_t>(sizeof(id)))
       std::fprintf(stderr, "could not hand the unique id to rank %d\n", r);

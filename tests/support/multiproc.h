@@ -25,8 +25,11 @@ using RankFn = std::function<int(int rank, int nranks, gdrComm_t comm)>;
 
 // `preInit` runs in each child before its communicator is made (e.g. to give
 // ranks different GDR_HOST_IDs, so they act as separate hosts).
+// `onId` runs in the parent once the unique id exists, before the ranks
+// receive it (e.g. to probe the rendezvous port first).
 std::vector<RankExit> runRanks(int nranks, const RankFn& fn, const Env& env = {}, int timeoutSec = 240,
-                               const std::function<void(int rank)>& preInit = nullptr);
+                               const std::function<void(int rank)>& preInit = nullptr,
+                               const std::function<void(const gdrUniqueId&)>& onId = nullptr);
 
 // True when every rank exited with status 0.
 bool allOk(const std::vector<RankExit>& exits, std::string* why);
