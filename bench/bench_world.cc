@@ -20,6 +20,8 @@ Launch fromEnvironment() {
   // mpirun (Open MPI, MPICH's hydra) says so; a PMIx server alone means srun
   // --mpi=pmix or a PMIx launcher that never asked for MPI.
   if (set("OMPI_COMM_WORLD_SIZE") || set("PMI_SIZE")) return Launch::Mpi;
+  // A torchrun worker under srun --mpi=pmix inherits its agent's PMIx rank.
+  if (set("TORCHELASTIC_RUN_ID") && set("MASTER_ADDR")) return Launch::Env;
   if (set("PMIX_RANK") && set("PMIX_NAMESPACE")) return Launch::Pmix;
   if ((set("MASTER_ADDR") && set("RANK")) || set("SLURM_PROCID") || set("GDR_COMM_ID"))
     return Launch::Env;

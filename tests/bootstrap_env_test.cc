@@ -63,6 +63,19 @@ TEST(BootstrapEnv, PmixComesFirst) {
   EXPECT_EQ(choose(e).launcher, Launcher::Torchrun);
 }
 
+// torchrun started by srun --mpi=pmix: its workers inherit the agent's PMIx
+// rank, so they must follow torchrun's RANK.
+TEST(BootstrapEnv, TorchrunWorkersUnderPmixFollowTorchrun) {
+  Env e = merged(
+      kTorch,
+      {{"PMIX_RANK", "0"}, {"PMIX_NAMESPACE", "slurm.pmix.7.0"}, {"TORCHELASTIC_RUN_ID", "j1"}});
+  EnvChoice c = choose(e);
+  EXPECT_EQ(c.launcher, Launcher::Torchrun);
+  EXPECT_EQ(c.rank, 3);
+  EXPECT_NE(c.why.find("torchrun worker"), std::string::npos) << c.why;
+  EXPECT_EQ(choose(e, "pmix").launcher, Launcher::Pmix);  // forcing still works
+}
+
 TEST(BootstrapEnv, TorchrunTakesTheNextPortAfterItsStore) {
   EnvChoice c = choose(merged(kTorch, {{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}}));
   EXPECT_EQ(c.launcher, Launcher::Torchrun);

@@ -12,7 +12,9 @@
 #   cluster_cut I / cluster_mend I   take host I's link down / up
 #   cluster_exec I CMD...    run CMD inside host I (its namespace and hostname)
 #   cluster_mpirun ARGS...   mpirun over the hosts through the agent, TCP on the bridge only,
-#                            ended after CLUSTER_TIMEOUT seconds (120)
+#                            ended after CLUSTER_TIMEOUT seconds (120); unbound (each host's
+#                            daemon would bind its first rank to the same core as every
+#                            other host's first rank: they share this machine's cores)
 #   fail TEXT                say why a test failed and exit 1
 # cluster_skip_unless_able exits 77 (CTest's skip code) with the reason where
 # namespaces cannot be made (not root, no CAP_SYS_ADMIN, no ip or tc).
@@ -118,5 +120,5 @@ cluster_mpirun() {
     mpirun --allow-run-as-root \
     --hostfile "$CLUSTER_DIR/hostfile" --mca plm_rsh_agent "$CLUSTER_DIR/rsh-agent" \
     --mca oob_tcp_if_include "$CLUSTER_NET.0/24" --mca btl_tcp_if_include "$CLUSTER_NET.0/24" \
-    --mca plm_rsh_no_tree_spawn 1 "$@"
+    --mca plm_rsh_no_tree_spawn 1 --bind-to none "$@"
 }

@@ -4,7 +4,9 @@
 # directory by this script, started here and stopped on exit. Then
 # `srun --mpi=pmix -n 4` (Slurm's PMIx v4 plugin) runs the MPI-free collective
 # checks (gdr-env-colls) and `gdr-bench allreduce --check`; both must take the
-# PMIx bootstrap with no MPI call.
+# PMIx bootstrap with no MPI call. Then Slurm without PMIx (--mpi=none): the
+# Slurm bootstrap from SLURM_PROCID/SLURM_NTASKS, rendezvous at GDR_COMM_ID,
+# key from GDR_AUTH_KEY_FILE.
 #   test-slurm.sh BUILD
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -98,4 +100,13 @@ timeout -k 5 120 srun --mpi=pmix -n 4 -t 5 "$BUILD/bin/gdr-bench" allreduce --ch
 grep -q "launcher pmix" "$out.bench" || { cat "$out.bench"; fail "gdr-bench did not launch through PMIx"; }
 if grep -q FAIL "$out.bench"; then cat "$out.bench"; fail "gdr-bench --check"; fi
 tail -2 "$out.bench"
-echo "PASS: srun --mpi=pmix -n 4: collectives and gdr-bench --check through PMIx"
+
+head -c 32 /dev/urandom >"$dir/job.key"
+chmod 600 "$dir/job.key"
+timeout -k 5 60 srun --mpi=none -n 3 -t 2 \
+  --export=ALL,GDR_COMM_ID=127.0.0.1:$(( port + 2 )),GDR_AUTH_KEY_FILE="$dir/job.key",GDR_DEBUG=INFO,GDR_DEBUG_SUBSYS=BOOT \
+  "$BUILD/bin/gdr-bench" allreduce --check --max 64k --iters 5 >"$out.slurm" 2>&1 || { cat "$out.slurm"; fail "gdr-bench under srun --mpi=none"; }
+grep -q "bootstrap slurm: SLURM_PROCID=" "$out.slurm" || { cat "$out.slurm"; fail "the Slurm bootstrap was not chosen"; }
+grep -q "launcher env" "$out.slurm" || { cat "$out.slurm"; fail "gdr-bench did not take the env launcher"; }
+if grep -q FAIL "$out.slurm"; then cat "$out.slurm"; fail "gdr-bench --check under the Slurm bootstrap"; fi
+echo "PASS: srun --mpi=pmix -n 4 (collectives, gdr-bench --check through PMIx); srun --mpi=none -n 3 (Slurm bootstrap)"

@@ -166,8 +166,16 @@ EnvChoice chooseBootstrap(const EnvLookup& env, const std::string& forced) {
   if (forced != "auto" && !forced.empty())
     throw InvalidArgument(strprintf(
         "GDR_BOOTSTRAP=%s is not one of auto, pmix, torchrun, slurm, comm_id", forced.c_str()));
-  if (looksPmix(env)) return pmix(env);
-  if (looksTorchrun(env)) return torchrun(env);
+  // torchrun's workers inherit the PMIx variables of the agent that srun
+  // started, so PMIx would give every worker of a node the agent's rank;
+  // torchrun marks its workers with TORCHELASTIC_RUN_ID.
+  const bool torchWorker = looksTorchrun(env) && has(env, "TORCHELASTIC_RUN_ID");
+  if (looksPmix(env) && !torchWorker) return pmix(env);
+  if (looksTorchrun(env)) {
+    EnvChoice c = torchrun(env);
+    if (looksPmix(env)) c.why += " (a torchrun worker: PMIx's rank is its agent's, not its own)";
+    return c;
+  }
   if (looksSlurm(env)) return slurm(env);
   if (has(env, "GDR_COMM_ID")) return commId(env);
   throw InvalidArgument(

@@ -26,7 +26,9 @@ using EnvLookup = std::function<const char*(const char*)>;
 // In order: PMIx (PMIX_RANK and PMIX_NAMESPACE), torchrun (MASTER_ADDR,
 // MASTER_PORT, RANK, WORLD_SIZE; LOCAL_RANK), Slurm (SLURM_PROCID,
 // SLURM_NTASKS and GDR_COMM_ID; SLURM_LOCALID), GDR_COMM_ID with RANK and
-// WORLD_SIZE. `forced` ("auto", or one of pmix, torchrun, slurm, comm_id:
+// WORLD_SIZE. A torchrun worker (TORCHELASTIC_RUN_ID) under a PMIx launch
+// takes torchrun's variables: the PMIx ones it inherited are its agent's.
+// `forced` ("auto", or one of pmix, torchrun, slurm, comm_id:
 // GDR_BOOTSTRAP) skips the search. Throws InvalidArgument saying what is
 // missing when nothing fits, or a variable is malformed.
 EnvChoice chooseBootstrap(const EnvLookup& env, const std::string& forced);
