@@ -3,6 +3,7 @@ files, and predictions from gdr-sim."""
 import csv
 import glob
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -21,6 +22,20 @@ def medians(pattern):
                     continue
                 by_size.setdefault(int(row["size"]), []).append(float(row["avg_us"]))
     return {s: statistics.median(v) for s, v in sorted(by_size.items())}
+
+
+def spread(pattern):
+    """Geometric mean over sizes of (max - min) / median across the runs:
+    how far the measurement itself moves from run to run (None: one run)."""
+    by_size = {}
+    for path in sorted(glob.glob(pattern)):
+        with open(path) as f:
+            for row in csv.DictReader(f):
+                by_size.setdefault(int(row["size"]), []).append(float(row["avg_us"]))
+    vals = [(max(v) - min(v)) / statistics.median(v) for v in by_size.values() if len(v) > 1]
+    if not vals:
+        return None
+    return math.exp(sum(math.log(max(x, 1e-4)) for x in vals) / len(vals))
 
 
 def runs(pattern):

@@ -18,7 +18,7 @@ import math
 import os
 import sys
 
-from simdata import REPO, SIM_RESULTS, host_sets, h200_sets, medians, predict, runs
+from simdata import REPO, SIM_RESULTS, host_sets, h200_sets, medians, predict, runs, spread
 
 BARS = {"small": 0.15, "large": 0.10}
 SLACK = 0.005
@@ -50,7 +50,8 @@ def table(gdr_sim):
         points = [(s, m, pred[s][0], pred[s][1]) for s, m in meas.items() if s in pred and m > 0]
         small = [abs(p - m) / m for s, m, p, _ in points if s < (1 << 20)]
         large = [abs(p - m) / m for s, m, p, _ in points if s >= (1 << 20)]
-        rows.append({"set": name, "coll": coll, "runs": runs(pat), "small": geomean(small), "large": geomean(large),
+        rows.append({"set": name, "coll": coll, "runs": runs(pat), "spread": spread(pat),
+                     "small": geomean(small), "large": geomean(large),
                      "n_small": len(small), "n_large": len(large), "calibration": (name, coll) in CALIBRATION,
                      "points": [{"size": s, "measured_us": m, "predicted_us": p, "algo": a} for s, m, p, a in points]})
     return rows
@@ -61,12 +62,12 @@ def fmt(e):
 
 
 def markdown(rows):
-    out = ["| set | collective | runs | error < 1 MiB | error >= 1 MiB | bar met | note |",
-           "| --- | --- | ---: | ---: | ---: | --- | --- |"]
+    out = ["| set | collective | runs | run-to-run spread | error < 1 MiB | error >= 1 MiB | bar met | note |",
+           "| --- | --- | ---: | ---: | ---: | ---: | --- | --- |"]
     for r in rows:
         met = all(r[b] is None or r[b] <= BARS[b] for b in BARS)
-        out.append("| %s | %s | %d | %s | %s | %s | %s |" % (
-            r["set"], r["coll"], r["runs"], fmt(r["small"]), fmt(r["large"]), "yes" if met else "**no**",
+        out.append("| %s | %s | %d | %s | %s | %s | %s | %s |" % (
+            r["set"], r["coll"], r["runs"], fmt(r["spread"]), fmt(r["small"]), fmt(r["large"]), "yes" if met else "**no**",
             "calibration input" if r["calibration"] else ""))
     return "\n".join(out) + "\n"
 
