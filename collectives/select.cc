@@ -1,5 +1,6 @@
 // Algorithm selection: GDR_ALGO first ("allreduce=ring,bcast=chain"; keys are
-// collName()s, or "broadcast"), else defaults by size and rank count. A
+// collName()s, or "broadcast"), else a GDR_TUNING_FILE rule where one
+// matches (collectives/tuning.h), else defaults by size and rank count. A
 // forced algorithm that does not implement the collective is reported once
 // per collective and replaced by the default; a name that is not a
 // collective or an algorithm at all is an InvalidArgument.
@@ -31,6 +32,7 @@
 #include <string>
 
 #include "collectives/schedule.h"
+#include "collectives/tuning.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/params.h"
@@ -157,7 +159,9 @@ void checkAlgoSpec(const std::string& spec) {
 Algo select(const CollArgs& args, size_t elemBytes) { return select(args, elemBytes, param::getString("GDR_ALGO")); }
 
 Algo select(const CollArgs& args, size_t elemBytes, const std::string& algoSpec) {
-  const Algo fallback = defaultAlgo(args, messageBytes(args, elemBytes), elemBytes);
+  Algo fallback = defaultAlgo(args, messageBytes(args, elemBytes), elemBytes);
+  Algo tuned;
+  if (tunedAlgo(args, messageBytes(args, elemBytes), &tuned)) fallback = tuned;  // GDR_TUNING_FILE
   Algo forced;
   if (!forcedAlgo(algoSpec, args.kind, &forced)) return fallback;
   if (supports(forced, args)) return forced;

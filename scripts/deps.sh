@@ -3,7 +3,7 @@
 set -euo pipefail
 pkgs=(cmake ninja-build g++ pkg-config ccache libopenmpi-dev openmpi-bin libhwloc-dev hwloc libssl-dev
       libibverbs-dev rdma-core libgtest-dev libgmock-dev clang libpmix-dev
-      slurm-wlm slurm-wlm-basic-plugins munge iproute2)
+      slurm-wlm slurm-wlm-basic-plugins munge iproute2 python3)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then

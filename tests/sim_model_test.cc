@@ -55,7 +55,7 @@ double runOnce(const Cluster& c, coll::Algo algo, const coll::CollArgs& a,
 // step: 2 x (alpha + (S/2)/beta) + (S/2)/gamma.
 TEST(SimModel, TwoRankRingIsTheClosedForm) {
   Cluster c = toyHost(2);
-  c.copyGBps = 1000.0;  // two cores' copies never meet on the memory link
+  // Two cores at 2 GB/s each: the two copies at once just fit the memory link.
   coll::CollArgs a;
   a.kind = coll::CollKind::AllReduce;
   a.nranks = 2;
@@ -66,15 +66,14 @@ TEST(SimModel, TwoRankRingIsTheClosedForm) {
   EXPECT_NEAR(runOnce(c, coll::Algo::Ring, a), expect, expect * 1e-9);
 }
 
-// Two links of capacity 4 (two hosts' memory: 2 cores x 2 GB/s); f1 on the
+// Two links of capacity 4 (two hosts' memory); f1 on the
 // first, f2 on both, f3 on the second with weight 3. Filling: at rate 1
 // the second link is full (1 + 3x1), freezing f2 and f3; f1 alone takes
 // what is left of the first: 4 - 1 = 3.
 TEST(SimModel, MaxMinOnAToyTopology) {
   Cluster c = toyHost(4);
   c.hosts = 2;
-  c.coresPerHost = 2;
-  c.copyGBps = 2.0;
+  c.coresPerHost = 2;  // 2 cores x the 2 GB/s single-copy rate
   const Network net(c);
   const int l0 = net.path(0, 1, true).links[0], l1 = net.path(4, 5, true).links[0];
   ASSERT_NE(l0, l1);

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <vector>
 
+#include "collectives/fused.h"
 #include "collectives/reduce_host.h"
 #include "comm/p2p.h"
 #include "comm/single_rank.h"
@@ -145,8 +146,10 @@ void onDevice(int device, F&& f) {
 ipc::ReduceMode allReduceMode(const AlgoPolicy& pol, const ipc::IpcView& v, size_t bytes) {
   if (pol.algo == "oneshot") return ipc::ReduceMode::OneShot;
   if (pol.algo == "twoshot") return ipc::ReduceMode::TwoShot;
-  const size_t oneShotMax = pol.oneShotMax ? pol.oneShotMax : v.nranks <= 2 ? (16u << 20) - 1 : 256u << 10;
-  return bytes <= oneShotMax ? ipc::ReduceMode::OneShot : ipc::ReduceMode::TwoShot;
+  // The rule lives in collectives/fused.cc, which the simulator prices too.
+  return coll::fusedAllReduceKind(v.nranks, bytes, pol.oneShotMax) == coll::FusedKind::OneShot
+             ? ipc::ReduceMode::OneShot
+             : ipc::ReduceMode::TwoShot;
 }
 
 // Exchanges whose per-peer size every rank knows alike (all-gather,

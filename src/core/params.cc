@@ -32,6 +32,9 @@ const std::vector<Info> kParams = {
     {"GDR_ALGO", Type::String, "",
      "Force algorithms per collective, e.g. 'allreduce=ring,bcast=binomial'. "
      "See docs/algorithms.md for names."},
+    {"GDR_TUNING_FILE", Type::String, "",
+     "Algorithm crossovers from this table (gdr-sim --tuning-out writes one) instead of the built-in "
+     "ones; GDR_ALGO still wins. See docs/simulator.md."},
     {"GDR_CHUNK_BYTES", Type::Int, "0",
      "Pipelining unit of host schedules in bytes (0: whole blocks; the transports still "
      "stream each message through their own slots). A tiny value forces many chunks (tests)."},

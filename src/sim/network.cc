@@ -36,7 +36,9 @@ Network::Network(const Cluster& c) : c_(c) {
   podUp_ = block(numPods_, leafDownCap * c.podLeaves / c.oversubscription);
   podDown_ = block(numPods_, leafDownCap * c.podLeaves / c.oversubscription);
   const int cores = c.coresPerHost > 0 ? std::min(c.coresPerHost, c.ranksPerHost) : c.ranksPerHost;
-  hostMem_ = block(c.hosts, c.copyGBps * cores);
+  // One core copies at the single-copy rate; the host's cores together are
+  // what every shm message of the host shares (eager ones twice).
+  hostMem_ = block(c.hosts, params(c, LinkClass::ShmCma).gbps * cores);
 }
 
 int Network::nicOf(int rank) const {

@@ -4,7 +4,7 @@
 // port each way, a NIC port each way, a leaf switch's uplink bundle each
 // way (its host-facing capacity divided by the oversubscription), a pod's
 // uplink bundle each way (three levels), and a host's memory-copy capacity
-// (its cores times one core's copy rate) for host processes. A bundle stands
+// (its cores times one core's single-copy rate) for host processes. A bundle stands
 // for all the parallel cables of a switch tier: flows are assumed spread
 // evenly over them (perfect ECMP), which is optimistic where real hashing
 // collides.

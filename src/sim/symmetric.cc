@@ -49,12 +49,14 @@ class Walker {
 
   struct Round {
     double rate = 0;     // GB/s per flow
-    double latency = 0;  // the slowest flow's, us
+    double latency = 0;  // the flows' mean, us
   };
 
   // Relation `rel` with every rank sending at once: the per-flow rate at
-  // the most loaded link, and the longest latency (lockstep: the slowest
-  // flow sets the pace).
+  // the most loaded link (its data must all cross it), and the mean latency
+  // of the flows (a chain of dependent steps crosses each rank once along
+  // a diagonal, so it meets each link class as often as the round has it:
+  // a ring of 8-GPU hosts pays a NIC's latency one step in eight).
   const Round& round(Rel rel, size_t bytes) {
     const bool cma = !c_.device && singleCopy(c_, in_.kind, bytes);
     const auto key = std::make_pair(rel, cma);
@@ -70,7 +72,7 @@ class Walker {
       const int peer = apply(rel, r, n_);
       const Path p = in_.net->path(r, peer, cma && c_.hostOf(r) == c_.hostOf(peer));
       if (p.flowCapGBps > 0) cap = std::min(cap, p.flowCapGBps);
-      rd.latency = std::max(rd.latency, p.latencyUs);
+      rd.latency += p.latencyUs / n_;
       for (int i = 0; i < p.nlinks; ++i) {
         if (load_[p.links[i]] == 0) touched_.push_back(p.links[i]);
         load_[p.links[i]] += p.weight[i];

@@ -12,7 +12,8 @@
 //
 // The bandwidth of a step comes from all n flows of its relation at once
 // (counted link by link over the whole cluster, once per relation): the
-// bottleneck link's capacity over its load, the same for every flow. Rank
+// bottleneck link's capacity over its load, the same for every flow; its
+// latency is the flows' mean (see Walker::round). Rank
 // 0's own overlapping flows split that share evenly. What it costs: no rank
 // is ever late (no stragglers, no skew between hosts), flows of different
 // relations in flight together only see each other through rank 0's own

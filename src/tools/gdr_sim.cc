@@ -15,6 +15,7 @@
 #include "sim/cluster.h"
 #include "sim/predict.h"
 #include "sim/sim_report.h"
+#include "sim/tuning_writer.h"
 
 using namespace gdr;
 
@@ -39,7 +40,9 @@ namespace {
       "  --walker W            auto, events or symmetric\n"
       "  --type-size N         element bytes (default 4, float32)\n"
       "  --format F            text (default), csv or json;  --out FILE writes there\n"
-      "  --dump                print the cluster's every key and exit\n");
+      "  --dump                print the cluster's every key and exit\n"
+      "  --tuning-out FILE     write the selector's table (GDR_TUNING_FILE) for this cluster over\n"
+      "                        --min..--max from every algorithm's prediction, and exit\n");
   std::exit(rc);
 }
 
@@ -82,7 +85,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "gdr-sim: unknown collective '%s'\n", argv[1]);
       usage(2);
     }
-    std::string clusterName = "host-shm", calib, overrides, format = "text", outPath, algo;
+    std::string clusterName = "host-shm", calib, overrides, format = "text", outPath, algo, tuningOut;
     int ranks = 0;
     size_t minB = 4, maxB = 64u << 20;
     bool dumpOnly = false;
@@ -116,6 +119,8 @@ int main(int argc, char** argv) {
         outPath = value();
       else if (!std::strcmp(a, "--dump"))
         dumpOnly = true;
+      else if (!std::strcmp(a, "--tuning-out"))
+        tuningOut = value();
       else {
         std::fprintf(stderr, "gdr-sim: unknown option '%s'\n", a);
         usage(2);
@@ -128,6 +133,13 @@ int main(int argc, char** argv) {
     const sim::Cluster c = sim::makeCluster(clusterName, calib, overrides, ranks);
     if (dumpOnly) {
       std::printf("%s", sim::dump(c).c_str());
+      return 0;
+    }
+    if (!tuningOut.empty()) {
+      FILE* f = std::fopen(tuningOut.c_str(), "w");
+      GDR_CHECK_ARG(f != nullptr, "cannot write %s", tuningOut.c_str());
+      std::fputs(sim::tuningTable(c, minB, maxB, q.elemBytes).c_str(), f);
+      std::fclose(f);
       return 0;
     }
     std::vector<sim::Prediction> rows;

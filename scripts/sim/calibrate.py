@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Writes the simulator's calibration file from our own gdr-bench runs: the
+model's parameters are fitted to a few calibration series by minimising the
+mean squared log error of gdr-sim's own predictions (coordinate descent from
+closed-form first guesses), so the model that is validated is the model
+that was fitted.
+
+Calibration series (the validation reports them apart, see validate.py):
+  host   np 1 all-reduce (call cost, memcpy in and out of cache),
+         np 2 broadcast (per-message cost, eager and single-copy rates),
+         np 2 all-reduce (latency: each call waits for the other rank's),
+         np 2 reduce (reduction rates), np 4 broadcast (oversubscribed cores)
+  2xH200 all-gather and broadcast (kernel launch, NVLink stores),
+         reduce-scatter (kernel reduction rate), send/recv ping-pong 8 B
+
+    scripts/sim/calibrate.py [--gdr-sim build/bin/gdr-sim] [--out bench/results/sim/calibration.txt]
+"""
+import argparse
+import datetime
+import math
+import os
+import re
+import tempfile
+
+from simdata import REPO, SIM_RESULTS, medians, predict
+
+HOST = os.path.join(SIM_RESULTS, "host")
+H200 = os.path.join(SIM_RESULTS, "h200x2")
+
+HOST_SERIES = [("allreduce", 1, "np1"), ("bcast", 2, "np2"), ("allreduce", 2, "np2"), ("reduce", 2, "np2"),
+               ("bcast", 4, "np4")]
+H200_SERIES = [("allgather", 2), ("bcast", 2), ("reducescatter", 2)]
+
+# (key, first guess, is an integer)
+HOST_PARAMS = [
+    ("launch_us", 0.1, False), ("send_us", 0.05, False), ("link.shm.latency_us", 0.2, False), ("link.shm.gbps", 5.0, False),
+    ("link.shm_cma.latency_us", 1.0, False), ("link.shm_cma.gbps", 8.0, False), ("copy_gbps", 30.0, False),
+    ("reduce_gbps", 10.0, False), ("sched_us", 2.0, False), ("cache_bytes", 4 << 20, True),
+    ("mem.shm_gbps", 2.0, False), ("mem.shm_cma_gbps", 3.0, False), ("mem.copy_gbps", 3.0, False),
+    ("mem.reduce_gbps", 3.0, False),
+]
+H200_PARAMS = [("kernel.launch_us", 7.5, False), ("kernel.store_gbps", 300.0, False),
+               ("kernel.reduce_gbps", 2000.0, False)]
+
+
+def write(path, values, extra=""):
+    with open(path, "w") as f:
+        for k, v in values.items():
+            f.write("%s = %s\n" % (k, v if isinstance(v, (int, str)) else "%.6g" % v))
+        f.write(extra)
+
+
+def loss(gdr_sim, values, series, cluster, fixed):
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+        path = f.name
+    write(path, dict(fixed, **values))
+    err, n = 0.0, 0
+    try:
+        for coll, ranks, meas in series:
+            pred = predict(gdr_sim, coll, cluster, ranks, list(meas), calibration=path)
+            for s, m in meas.items():
+                if s in pred and m > 0 and pred[s][0] > 0:
+                    err += math.log(pred[s][0] / m) ** 2
+                    n += 1
+    finally:
+        os.unlink(path)
+    return err / max(n, 1)
+
+
+def band(meas, lo, hi):
+    v = sorted(t for s, t in meas.items() if lo <= s <= hi)
+    return v[len(v) // 2] if v else None
+
+
+def rate(meas, lo, hi, base=0.0):
+    """Median GB/s of size / (time - base) over sizes lo..hi."""
+    v = sorted(s / max(t - base, 1e-3) / 1e3 for s, t in meas.items() if lo <= s <= hi)
+    return v[len(v) // 2] if v else None
+
+
+def host_guesses(series):
+    """Closed-form first guesses from the calibration series."""
+    np1, b2, a2, r2, b4 = (m for _, _, m in series)
+    g = {}
+    g["launch_us"] = band(np1, 4, 1024)
+    g["send_us"] = max(0.01, band(b2, 4, 64) - g["launch_us"])
+    g["link.shm.latency_us"] = max(0.05, band(a2, 4, 64) - g["launch_us"] - 2 * g["send_us"])
+    g["link.shm_cma.latency_us"] = g["link.shm.latency_us"] * 4
+    g["link.shm.gbps"] = rate(b2, 16 << 10, 128 << 10, band(b2, 4, 64))
+    g["copy_gbps"] = rate(np1, 32 << 10, 128 << 10, g["launch_us"])
+    g["mem.copy_gbps"] = rate(np1, 16 << 20, 64 << 20)
+    g["mem.shm_cma_gbps"] = rate(b2, 16 << 20, 64 << 20)
+    g["link.shm_cma.gbps"] = g["mem.shm_cma_gbps"] * 3
+    g["mem.shm_gbps"] = g["mem.shm_cma_gbps"] / 2
+    red = rate(r2, 16 << 10, 128 << 10, band(r2, 4, 64))
+    g["reduce_gbps"] = 1.0 / max(1e-3, 1.0 / red - 1.0 / g["link.shm.gbps"]) if red else 10.0
+    g["mem.reduce_gbps"] = g["mem.copy_gbps"]
+    g["sched_us"] = max(0.05, (band(b4, 4, 64) - g["launch_us"]) / 2 - g["link.shm.latency_us"])
+    g["cache_bytes"] = 4 << 20
+    return g
+
+
+def fit(gdr_sim, params, series, cluster, fixed, sweeps=4, first=None):
+    values = {k: (int(v) if isint else v) for k, v, isint in params}
+    for k, v in (first or {}).items():
+        if v and v > 0:
+            values[k] = int(v) if isinstance(values[k], int) else v
+    best = loss(gdr_sim, values, series, cluster, fixed)
+    for sweep in range(sweeps):
+        step = 1.0 / (sweep + 1)
+        for k, _, isint in params:
+            for factor in (1 + step, 1 / (1 + step), 1 + step / 3, 1 / (1 + step / 3), 1 + step / 10,
+                           1 / (1 + step / 10)):
+                trial = dict(values)
+                trial[k] = int(values[k] * factor) if isint else values[k] * factor
+                e = loss(gdr_sim, trial, series, cluster, fixed)
+                if e < best:
+                    best, values = e, trial
+    return values, best
+
+
+def pingpong_us():
+    text = open(os.path.join(REPO, "bench", "results", "h200x2.md")).read()
+    m = re.search(r"\| send/recv ping-pong \| 8 B \| ([\d.]+) \|", text)
+    return float(m.group(1)) if m else None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gdr-sim", default=os.path.join(REPO, "build", "bin", "gdr-sim"))
+    ap.add_argument("--out", default=os.path.join(SIM_RESULTS, "calibration.txt"))
+    a = ap.parse_args()
+
+    host_series = [(c, r, medians(os.path.join(HOST, d, c + ".run*.csv"))) for c, r, d in HOST_SERIES]
+    h200_series = [(c, r, medians(os.path.join(H200, c + ".csv"))) for c, r in H200_SERIES]
+    nominal = {"calibration": os.path.join(SIM_RESULTS, "nominal-network.txt")}
+    # The host fit leaves the kernel keys alone and vice versa.
+    h200_first = {k: v for k, v, _ in H200_PARAMS}
+    host, host_err = fit(a.gdr_sim, HOST_PARAMS, host_series, "host-shm", dict(nominal, **h200_first),
+                         first=host_guesses(host_series))
+    # The fused kernels do not use link.nvlink (schedules over NVLink do); it
+    # only has to be present while fitting.
+    kern, kern_err = fit(a.gdr_sim, H200_PARAMS, h200_series, "h200x2",
+                         dict(nominal, **host, **{"link.nvlink.gbps": 300}))
+    # NVLink between schedules' messages (more than one host of GPUs): the
+    # kernels' store rate, and half the 8 B ping-pong less a launch.
+    pp = pingpong_us()
+    nvl = {"link.nvlink.gbps": kern["kernel.store_gbps"],
+           "link.nvlink.latency_us": max(0.1, pp / 2 - kern["kernel.launch_us"]) if pp else 1.0}
+    head = ("# gdr-sim calibration, written by scripts/sim/calibrate.py on %s UTC from\n"
+            "# bench/results/sim/host (np 1 allreduce, np 2 bcast + allreduce + reduce, np 4 bcast; medians of the runs)\n"
+            "# and bench/results/sim/h200x2 (allgather, bcast, reducescatter; h200x2.md ping-pong 8 B).\n"
+            "# Fit: rms log error host %.3f, 2xH200 %.3f. Do not edit by hand: rerun the script.\n"
+            % (datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"), math.sqrt(host_err), math.sqrt(kern_err)))
+    with open(a.out, "w") as f:
+        f.write(head)
+    with open(a.out, "a") as f:
+        rel = os.path.relpath(os.path.join(SIM_RESULTS, "nominal-network.txt"), os.path.dirname(os.path.abspath(a.out)))
+        for k, v in [("calibration", rel)] + list(host.items()) + list(kern.items()) + list(nvl.items()):
+            f.write("%s = %s\n" % (k, v if isinstance(v, (int, str)) else "%.6g" % v))
+    print(open(a.out).read())
+
+
+if __name__ == "__main__":
+    main()
