@@ -67,7 +67,7 @@ bool ShmEndpoint::progressSends() {
   bool moved = false;
   while (!sends_.empty()) {
     SendOp* op = sends_.front();
-    const LaneId id = laneFor(op->bytes, op->sig, cfg_.cmaThreshold);
+    const LaneId id = static_cast<LaneId>(op->lane);
     const Lane& lane = out_[id];
     uint64_t& head = head_[id];
     if (head - cachedTail_[id] >= lane.nSlots) {
@@ -149,7 +149,7 @@ bool ShmEndpoint::progressRecvs() {
   bool moved = false;
   while (!recvs_.empty()) {
     RecvOp* op = recvs_.front();
-    const LaneId id = laneFor(op->bytes, op->sig, cfg_.cmaThreshold);
+    const LaneId id = static_cast<LaneId>(op->lane);
     const Lane& lane = in_[id];
     uint64_t& tail = rtail_[id];
     const SlotHdr* slot = lane.at(tail);
@@ -158,9 +158,11 @@ bool ShmEndpoint::progressRecvs() {
       // writes it before the header, so it is usually here by the time the
       // sequence word flips and a small message costs one miss, not two.
       __builtin_prefetch(reinterpret_cast<const char*>(slot) + sizeof(SlotHdr));
-      if (op->received == 0) checkOtherLane(op, id);
+      // The other lane only now and then: a mismatch is rare, a poll is hot.
+      if (op->received == 0 && (++idlePolls_ & 63) == 0) checkOtherLane(op, id);
       break;
     }
+    idlePolls_ = 0;
     if (slot->msgNo != recvMsgNo_) {
       // A later message arrived here first: the expected one took the other
       // lane (it is published already, as the sender publishes in order).

@@ -48,8 +48,14 @@ class ShmEndpoint final : public Endpoint {
   const char* name() const override { return "shm"; }
   int peer() const override { return cfg_.peerRank; }
   uint32_t capabilities() const override { return cfg_.cma ? uint32_t{kCapSingleCopy} : 0u; }
-  void postSend(SendOp* op) override { sends_.push_back(op); }
-  void postRecv(RecvOp* op) override { recvs_.push_back(op); }
+  void postSend(SendOp* op) override {
+    op->lane = laneFor(op->bytes, op->sig, cfg_.cmaThreshold);
+    sends_.push_back(op);
+  }
+  void postRecv(RecvOp* op) override {
+    op->lane = laneFor(op->bytes, op->sig, cfg_.cmaThreshold);
+    recvs_.push_back(op);
+  }
   bool progress() override;
   void checkPeer() override;
   void sendAbort(gdrResult_t code, const std::string& reason) noexcept override;
@@ -74,6 +80,7 @@ class ShmEndpoint final : public Endpoint {
   uint64_t cachedTail_[2] = {};             // the peer's consumption, as last read
   uint64_t rtail_[2] = {};                  // slots I consumed from the peer
   uint16_t sendMsgNo_ = 0, recvMsgNo_ = 0;  // messages done each way (SlotHdr::msgNo)
+  uint32_t idlePolls_ = 0;                  // empty polls of the current receive
   std::vector<char> bounce_;  // CMA receive-reduce staging
 };
 
