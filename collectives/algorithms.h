@@ -18,8 +18,10 @@ Schedule ringReduceScatter(const CollArgs& a);  // reducescatter.cc
 Schedule recursiveHalvingReduceScatter(const CollArgs& a);
 Schedule binomialBroadcast(const CollArgs& a);  // bcast.cc
 Schedule chainBroadcast(const CollArgs& a);
+Schedule directBroadcast(const CollArgs& a);
 Schedule binomialReduce(const CollArgs& a);  // reduce.cc
 Schedule chainReduce(const CollArgs& a);
+Schedule directReduce(const CollArgs& a);
 Schedule ringReduce(const CollArgs& a);  // reduce_ring.cc
 Schedule pairwiseAllToAll(const CollArgs& a);  // alltoall.cc
 Schedule directAllToAll(const CollArgs& a);

@@ -10,45 +10,65 @@
 // v+1. (n-1 + chunks-1)·(alpha + chunk·beta): for large messages close to
 // count·beta, independent of n.
 //
+// Direct (flat): the root sends each chunk to every other rank in vrank
+// order, and every other rank receives it from the root. One hop: for tiny
+// messages on a few ranks the root's n-1 sends cost less than the tree's
+// ceil(log2 n) latencies, and no rank waits for another to forward (with
+// more ranks than cores, a forwarder that is not running stalls its whole
+// subtree).
+//
 // The root sends from Input and copies Input to Output last (nothing to do
 // in place). Only the root reads Input.
+#include <algorithm>
+
 #include "collectives/algorithms.h"
 #include "collectives/schedule_common.h"
 
 namespace gdr::coll::detail {
+namespace {
 
-Schedule binomialBroadcast(const CollArgs& a) {
+// Every chunk: received from `parent` (a vrank; none for the root) into
+// Output, then sent on to `kids` (vranks, in order).
+Schedule alongTree(const CollArgs& a, int parent, const std::vector<int>& kids) {
   Schedule s;
-  const int n = a.nranks, v = toVrank(a.rank, a.root, n);
-  const std::vector<int> kids = binomialChildren(v, n);
+  const int n = a.nranks;
   const Span whole{0, a.count};
   for (size_t c = 0; c < numChunks(a.count, a.chunkElems); ++c) {
     const int ci = static_cast<int>(c);
     const Span ch = chunkOf(whole, a.chunkElems, c);
     Region src = in(ch);
-    if (v != 0) {
-      addRecv(s, fromVrank(binomialParent(v), a.root, n), out(ch), ci);
+    if (parent >= 0) {
+      addRecv(s, fromVrank(parent, a.root, n), out(ch), ci);
       src = out(ch);
     }
-    for (auto it = kids.rbegin(); it != kids.rend(); ++it)
-      addSend(s, fromVrank(*it, a.root, n), src, ci);
+    for (int kid : kids) addSend(s, fromVrank(kid, a.root, n), src, ci);
   }
-  if (v == 0) copyInputToOutput(s, a, whole);
+  if (parent < 0) copyInputToOutput(s, a, whole);
   return s;
 }
 
+}  // namespace
+
+Schedule binomialBroadcast(const CollArgs& a) {
+  const int v = toVrank(a.rank, a.root, a.nranks);
+  std::vector<int> kids = binomialChildren(v, a.nranks);
+  std::reverse(kids.begin(), kids.end());  // largest subtree first
+  return alongTree(a, v == 0 ? -1 : binomialParent(v), kids);
+}
+
 Schedule chainBroadcast(const CollArgs& a) {
-  Schedule s;
-  const int n = a.nranks, v = toVrank(a.rank, a.root, n);
-  const Span whole{0, a.count};
-  for (size_t c = 0; c < numChunks(a.count, a.chunkElems); ++c) {
-    const int ci = static_cast<int>(c);
-    const Span ch = chunkOf(whole, a.chunkElems, c);
-    if (v != 0) addRecv(s, fromVrank(v - 1, a.root, n), out(ch), ci);
-    if (v + 1 < n) addSend(s, fromVrank(v + 1, a.root, n), v == 0 ? in(ch) : out(ch), ci);
-  }
-  if (v == 0) copyInputToOutput(s, a, whole);
-  return s;
+  const int v = toVrank(a.rank, a.root, a.nranks);
+  std::vector<int> kids;
+  if (v + 1 < a.nranks) kids.push_back(v + 1);
+  return alongTree(a, v - 1, kids);
+}
+
+Schedule directBroadcast(const CollArgs& a) {
+  const int v = toVrank(a.rank, a.root, a.nranks);
+  std::vector<int> kids;
+  if (v == 0)
+    for (int u = 1; u < a.nranks; ++u) kids.push_back(u);
+  return alongTree(a, v == 0 ? -1 : 0, kids);
 }
 
 }  // namespace gdr::coll::detail

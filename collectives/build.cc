@@ -33,6 +33,8 @@ const Entry kTable[] = {
     {Algo::Binomial, CollKind::Reduce, detail::binomialReduce},
     {Algo::Chain, CollKind::Broadcast, detail::chainBroadcast},
     {Algo::Chain, CollKind::Reduce, detail::chainReduce},
+    {Algo::Direct, CollKind::Broadcast, detail::directBroadcast},
+    {Algo::Direct, CollKind::Reduce, detail::directReduce},
     {Algo::Pairwise, CollKind::AllToAll, detail::pairwiseAllToAll},
     {Algo::Direct, CollKind::AllToAll, detail::directAllToAll},
     {Algo::Direct, CollKind::AllToAllv, detail::directAllToAllv},

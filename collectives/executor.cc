@@ -33,6 +33,18 @@ const char* stepName(StepKind k) {
   return "?";
 }
 
+// What a wait is for, as a timeout names it: peer, operation, step.
+std::string waitText(const std::string& what, int peer, const transport::OpSig& sig, const Step* st,
+                     size_t idx, size_t nsteps) {
+  std::string s = strprintf("waiting %s", what.c_str());
+  if (peer >= 0) s += strprintf(" from/to rank %d", peer);
+  s += strprintf(" in %s", transport::describe(sig).c_str());
+  if (st)
+    s += strprintf(", step %zu of %zu (%s, chunk %d)", idx + 1, nsteps, stepName(st->kind),
+                   st->chunk);
+  return s;
+}
+
 class Runner {
  public:
   Runner(Communicator& c, const Schedule& s, const HostBuffers& b, transport::ReduceFn fn,
@@ -187,13 +199,7 @@ class Runner {
 
   std::string describeWait(const std::string& what, int peer) const {
     const Step* st = stepIdx_ < sched_.steps.size() ? &sched_.steps[stepIdx_] : nullptr;
-    std::string s = strprintf("waiting %s", what.c_str());
-    if (peer >= 0) s += strprintf(" from/to rank %d", peer);
-    s += strprintf(" in %s", transport::describe(sig_).c_str());
-    if (st)
-      s += strprintf(", step %zu of %zu (%s, chunk %d)", stepIdx_ + 1, sched_.steps.size(), stepName(st->kind),
-                     st->chunk);
-    return s;
+    return waitText(what, peer, sig_, st, stepIdx_, sched_.steps.size());
   }
 
   Communicator& comm_;
@@ -216,10 +222,61 @@ class Runner {
   bool corruptNext_ = false;
 };
 
+// A schedule that is one message and nothing else (a leaf of a broadcast
+// or reduce, the root of either at two ranks): posted and waited for here,
+// without the runner's send pool and overlap bookkeeping, which cost more
+// than the message itself at a few bytes. The same step under the same
+// rules (a send completes before the call returns).
+bool runSingleMessage(Communicator& comm, const Schedule& sched, const HostBuffers& bufs,
+                      transport::ReduceFn fn, const transport::OpSig& sig, const int* peerOf) {
+  if (sched.steps.size() != 1) return false;
+  const Step& st = sched.steps[0];
+  if (st.kind != StepKind::Send && st.kind != StepKind::Recv && st.kind != StepKind::RecvReduce)
+    return false;
+  auto base = [&](BufId b) -> const char* {
+    return b == BufId::Input ? bufs.input : b == BufId::Output ? bufs.output : bufs.scratch;
+  };
+  const Region& r = st.kind == StepKind::Send ? st.src : st.dst;
+  // The runner's checks (a missing buffer, a write to Input) stay with it.
+  if (!base(r.buf) || (st.kind != StepKind::Send && r.buf == BufId::Input)) return false;
+  const int peer = peerOf ? peerOf[st.peer] : st.peer;
+  transport::Endpoint* ep = comm.endpoint(peer);
+  const size_t bytes = r.count * bufs.elemBytes;
+  auto describe = [&] {
+    return waitText(st.kind == StepKind::Send ? "for a send to complete"
+                                              : strprintf("to receive %zu bytes", bytes),
+                    peer, sig, &st, 0, 1);
+  };
+  if (st.kind == StepKind::Send) {
+    transport::SendOp op;
+    op.data = base(r.buf) + r.offset * bufs.elemBytes;
+    op.bytes = bytes;
+    op.sig = sig;
+    ep->postSend(&op);
+    comm.progressUntil([&] { return op.complete; }, describe);
+    return true;
+  }
+  transport::RecvOp op;
+  op.dst = const_cast<char*>(base(r.buf)) + r.offset * bufs.elemBytes;
+  op.bytes = bytes;
+  op.sig = sig;
+  op.elemBytes = bufs.elemBytes;
+  if (st.kind == StepKind::RecvReduce) {
+    const char* src = base(st.src.buf);
+    if (!src) return false;
+    op.reduceSrc = src + st.src.offset * bufs.elemBytes;
+    op.fn = fn;
+  }
+  ep->postRecv(&op);
+  comm.progressUntil([&] { return op.complete; }, describe);
+  return true;
+}
+
 }  // namespace
 
 void execute(Communicator& comm, const Schedule& sched, const HostBuffers& bufs, transport::ReduceFn fn,
              const transport::OpSig& sig, const int* peerOf) {
+  if (runSingleMessage(comm, sched, bufs, fn, sig, peerOf)) return;
   Runner(comm, sched, bufs, fn, sig, peerOf).run();
 }
 

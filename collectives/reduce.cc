@@ -12,6 +12,10 @@
 // its own and passes it on, down to the root.
 // (n-1 + chunks-1)·(alpha + chunk·(beta + gamma)).
 //
+// Direct (flat): every other rank sends its Input to the root, which
+// receive-reduces them in vrank order. One hop, as for the direct broadcast
+// (bcast.cc): for tiny messages on a few ranks.
+//
 // In place on the root: its first reduction reads Input and writes Output,
 // the same memory at the same index.
 #include "collectives/algorithms.h"
@@ -61,6 +65,14 @@ Schedule chainReduce(const CollArgs& a) {
   if (v + 1 < n) from.push_back(fromVrank(v + 1, a.root, n));
   const int to = v == 0 ? -1 : fromVrank(v - 1, a.root, n);
   return reduceAlong(a, from, to);
+}
+
+Schedule directReduce(const CollArgs& a) {
+  const int n = a.nranks, v = toVrank(a.rank, a.root, n);
+  std::vector<int> from;
+  if (v == 0)
+    for (int u = 1; u < n; ++u) from.push_back(fromVrank(u, a.root, n));
+  return reduceAlong(a, from, v == 0 ? -1 : a.root);
 }
 
 }  // namespace gdr::coll::detail

@@ -102,7 +102,7 @@ enum class Algo : uint8_t {
   Binomial,            // broadcast, reduce
   Chain,               // pipelined chain broadcast, reduce
   Pairwise,            // alltoall, alltoallv
-  Direct,              // allreduce, alltoall: small, every message posted at once
+  Direct,              // allreduce, alltoall, bcast, reduce: small, all messages at once
   Dissemination,       // barrier
 };
 const char* algoName(Algo a);

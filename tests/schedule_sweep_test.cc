@@ -34,9 +34,11 @@ TEST(ScheduleReduceScatter, RecursiveHalving) {
 }
 TEST(ScheduleBroadcast, Binomial) { expectSweepPasses(Algo::Binomial, CollKind::Broadcast); }
 TEST(ScheduleBroadcast, Chain) { expectSweepPasses(Algo::Chain, CollKind::Broadcast); }
+TEST(ScheduleBroadcast, Direct) { expectSweepPasses(Algo::Direct, CollKind::Broadcast); }
 TEST(ScheduleReduce, Binomial) { expectSweepPasses(Algo::Binomial, CollKind::Reduce); }
 TEST(ScheduleReduce, Chain) { expectSweepPasses(Algo::Chain, CollKind::Reduce); }
 TEST(ScheduleReduce, Ring) { expectSweepPasses(Algo::Ring, CollKind::Reduce); }
+TEST(ScheduleReduce, Direct) { expectSweepPasses(Algo::Direct, CollKind::Reduce); }
 TEST(ScheduleAllToAll, Pairwise) { expectSweepPasses(Algo::Pairwise, CollKind::AllToAll); }
 TEST(ScheduleAllToAll, Direct) { expectSweepPasses(Algo::Direct, CollKind::AllToAll); }
 TEST(ScheduleBarrier, Dissemination) { expectSweepPasses(Algo::Dissemination, CollKind::Barrier); }

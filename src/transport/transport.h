@@ -51,6 +51,7 @@ struct SendOp {
   // transport-private progress state
   size_t sent = 0;
   uint64_t lastSlot = 0;
+  uint8_t lane = 0;
 };
 
 struct RecvOp {
@@ -64,6 +65,7 @@ struct RecvOp {
   bool complete = false;
   // transport-private progress state
   size_t received = 0;
+  uint8_t lane = 0;
 };
 
 // Capabilities a caller may ask about instead of catching "not implemented".

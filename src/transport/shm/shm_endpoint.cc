@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "transport/peer_liveness.h"
+#include "transport/shm/shm_segment.h"
 
 namespace gdr::transport::shm {
 
@@ -40,7 +41,20 @@ size_t cmaThresholdFor(const OpSig& sig, int64_t forced) {
   }
 }
 
-ShmEndpoint::ShmEndpoint(const ShmEndpointConfig& cfg) : cfg_(cfg) {}
+LaneId laneFor(size_t bytes, const OpSig& sig, int64_t forcedCma) {
+  return bytes <= kSmallBytes && bytes < cmaThresholdFor(sig, forcedCma) ? kSmallLane : kMainLane;
+}
+
+ShmEndpoint::ShmEndpoint(const ShmEndpointConfig& cfg) : cfg_(cfg) {
+  for (LaneId id : {kMainLane, kSmallLane}) {
+    out_[id] = cfg_.theirs.lane(cfg_.outToPeer, id);
+    in_[id] = cfg_.mine.lane(cfg_.inFromPeer, id);
+  }
+  outSlotBytes_ = cfg_.theirs.hdr()->slotBytes;
+  prefault(cfg_.theirs.inbox(cfg_.outToPeer), inboxBytes(cfg_.theirs.hdr()->nSlots, outSlotBytes_));
+  prefault(cfg_.mine.inbox(cfg_.inFromPeer),
+           inboxBytes(cfg_.mine.hdr()->nSlots, cfg_.mine.hdr()->slotBytes));
+}
 
 bool ShmEndpoint::progress() {
   bool moved = false;
@@ -51,20 +65,21 @@ bool ShmEndpoint::progress() {
 
 bool ShmEndpoint::progressSends() {
   bool moved = false;
-  InboxCtl* ctl = cfg_.theirs.inbox(cfg_.outToPeer);
-  const uint32_t nSlots = cfg_.theirs.hdr()->nSlots;
-  const size_t slotBytes = cfg_.theirs.hdr()->slotBytes;
   while (!sends_.empty()) {
     SendOp* op = sends_.front();
-    if (head_ - cachedTail_ >= nSlots) {
-      cachedTail_ = ctl->tail.load(std::memory_order_acquire);
-      if (head_ - cachedTail_ >= nSlots) break;
+    const LaneId id = static_cast<LaneId>(op->lane);
+    const Lane& lane = out_[id];
+    uint64_t& head = head_[id];
+    if (head - cachedTail_[id] >= lane.nSlots) {
+      cachedTail_[id] = lane.ctl->tail.load(std::memory_order_acquire);
+      if (head - cachedTail_[id] >= lane.nSlots) break;
     }
-    SlotHdr* slot = cfg_.theirs.slot(cfg_.outToPeer, head_);
+    SlotHdr* slot = lane.at(head);
     slot->sig = op->sig;
     slot->msgBytes = op->bytes;
+    slot->msgNo = sendMsgNo_;
     bool done;
-    if (cfg_.cma && op->bytes >= cmaThresholdFor(op->sig, cfg_.cmaThreshold)) {
+    if (id == kMainLane && cfg_.cma && op->bytes >= cmaThresholdFor(op->sig, cfg_.cmaThreshold)) {
       slot->flags = kSlotCma;
       const uint64_t addr = reinterpret_cast<uintptr_t>(op->data);
       std::memcpy(slot->inl, &addr, sizeof(addr));
@@ -72,27 +87,30 @@ bool ShmEndpoint::progressSends() {
       op->sent = op->bytes;
       done = false;  // complete once the receiver has read it
     } else {
-      size_t len = std::min(slotBytes, op->bytes - op->sent);
+      size_t len =
+          std::min(id == kSmallLane ? size_t{kSmallBytes} : outSlotBytes_, op->bytes - op->sent);
       slot->len = static_cast<uint32_t>(len);
-      slot->flags = len <= kInlineBytes ? uint32_t{kSlotInline} : 0u;
+      slot->flags = len <= kInlineBytes ? uint16_t{kSlotInline} : uint16_t{0};
       char* dst = len <= kInlineBytes ? slot->inl : reinterpret_cast<char*>(slot) + sizeof(SlotHdr);
       if (len) std::memcpy(dst, static_cast<const char*>(op->data) + op->sent, len);
       op->sent += len;
       done = op->sent == op->bytes;
     }
-    op->lastSlot = head_;
-    slot->seq.store(head_ + 1, std::memory_order_release);
-    ++head_;
+    op->lastSlot = head;
+    slot->seq.store(head + 1, std::memory_order_release);
+    ++head;
     moved = true;
     if (op->sent == op->bytes) {
       sends_.pop_front();
+      ++sendMsgNo_;
       if (done) op->complete = true;
       else inflight_.push_back(op);
     }
   }
-  if (!inflight_.empty()) {
-    cachedTail_ = ctl->tail.load(std::memory_order_acquire);
-    while (!inflight_.empty() && cachedTail_ > inflight_.front()->lastSlot) {
+  if (!inflight_.empty()) {  // single-copy sends: always on the main lane
+    uint64_t& tail = cachedTail_[kMainLane];
+    tail = out_[kMainLane].ctl->tail.load(std::memory_order_acquire);
+    while (!inflight_.empty() && tail > inflight_.front()->lastSlot) {
       inflight_.front()->complete = true;
       inflight_.pop_front();
       moved = true;
@@ -101,27 +119,60 @@ bool ShmEndpoint::progressSends() {
   return moved;
 }
 
+void ShmEndpoint::checkMatches(const RecvOp* op, const SlotHdr* slot) const {
+  if (slot->sig != op->sig)
+    throw InvalidUsage(strprintf("mismatched operations: rank %d sent %s but this rank expects %s",
+                                 cfg_.peerRank, describe(slot->sig).c_str(),
+                                 describe(op->sig).c_str()));
+  if (slot->msgBytes != op->bytes)
+    throw InvalidUsage(strprintf(
+        "mismatched message size: rank %d sent %llu bytes for %s, this rank expects %zu",
+        cfg_.peerRank, (unsigned long long)slot->msgBytes, describe(op->sig).c_str(), op->bytes));
+}
+
+// The message this rank waits for may sit at the head of the other lane: the
+// sender disagrees on its size (or on GDR_SHM_CMA_THRESHOLD). Either way it
+// is a mismatch to report, not a wait until the deadline.
+void ShmEndpoint::checkOtherLane(const RecvOp* op, LaneId waitingOn) const {
+  const LaneId other = waitingOn == kMainLane ? kSmallLane : kMainLane;
+  const SlotHdr* slot = in_[other].at(rtail_[other]);
+  if (slot->seq.load(std::memory_order_acquire) != rtail_[other] + 1 || slot->msgNo != recvMsgNo_)
+    return;
+  checkMatches(op, slot);
+  throw InvalidUsage(
+      strprintf("mismatched shared-memory lane: rank %d sent %s through the other lane "
+                "(is GDR_SHM_CMA_THRESHOLD the same on every rank?)",
+                cfg_.peerRank, describe(op->sig).c_str()));
+}
+
 bool ShmEndpoint::progressRecvs() {
   bool moved = false;
-  InboxCtl* ctl = cfg_.mine.inbox(cfg_.inFromPeer);
   while (!recvs_.empty()) {
     RecvOp* op = recvs_.front();
-    const SlotHdr* slot = cfg_.mine.slot(cfg_.inFromPeer, rtail_);
-    if (slot->seq.load(std::memory_order_acquire) != rtail_ + 1) {
+    const LaneId id = static_cast<LaneId>(op->lane);
+    const Lane& lane = in_[id];
+    uint64_t& tail = rtail_[id];
+    const SlotHdr* slot = lane.at(tail);
+    if (slot->seq.load(std::memory_order_acquire) != tail + 1) {
       // While waiting, keep asking for the first payload line: the sender
       // writes it before the header, so it is usually here by the time the
       // sequence word flips and a small message costs one miss, not two.
       __builtin_prefetch(reinterpret_cast<const char*>(slot) + sizeof(SlotHdr));
+      // The other lane only now and then: a mismatch is rare, a poll is hot.
+      if (op->received == 0 && (++idlePolls_ & 63) == 0) checkOtherLane(op, id);
       break;
     }
-    if (slot->sig != op->sig)
-      throw InvalidUsage(strprintf("mismatched operations: rank %d sent %s but this rank expects %s",
-                                   cfg_.peerRank, describe(slot->sig).c_str(),
-                                   describe(op->sig).c_str()));
-    if (slot->msgBytes != op->bytes)
-      throw InvalidUsage(strprintf(
-          "mismatched message size: rank %d sent %llu bytes for %s, this rank expects %zu",
-          cfg_.peerRank, (unsigned long long)slot->msgBytes, describe(op->sig).c_str(), op->bytes));
+    idlePolls_ = 0;
+    if (slot->msgNo != recvMsgNo_) {
+      // A later message arrived here first: the expected one took the other
+      // lane (it is published already, as the sender publishes in order).
+      checkOtherLane(op, id);
+      throw InvalidUsage(
+          strprintf("mismatched messages: rank %d's message %u arrived where this rank expects "
+                    "message %u (%s)",
+                    cfg_.peerRank, slot->msgNo, recvMsgNo_, describe(op->sig).c_str()));
+    }
+    checkMatches(op, slot);
     if (slot->flags & kSlotCma) {
       uint64_t addr;
       std::memcpy(&addr, slot->inl, sizeof(addr));
@@ -131,12 +182,13 @@ bool ShmEndpoint::progressRecvs() {
       consume(op, slot);
       op->received += slot->len;
     }
-    ++rtail_;
-    ctl->tail.store(rtail_, std::memory_order_release);
+    ++tail;
+    lane.ctl->tail.store(tail, std::memory_order_release);
     moved = true;
     if (op->received == op->bytes) {
       op->complete = true;
       recvs_.pop_front();
+      ++recvMsgNo_;
     }
   }
   return moved;

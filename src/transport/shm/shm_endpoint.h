@@ -1,8 +1,10 @@
-// Shared-memory endpoint between two ranks of one host. Small and medium
-// messages go through the receiver's inbox FIFO in slot-sized pieces (the
-// receiver copies or reduces straight out of the slot); large ones, where the
-// kernel allows cross-memory attach, go with one copy: the sender publishes
-// its buffer's address and the receiver reads it with process_vm_readv.
+// Shared-memory endpoint between two ranks of one host. Messages of at most
+// kSmallBytes go whole through the receiver's small lane (many compact
+// slots, so a sender of tiny messages runs far ahead of its receiver);
+// medium ones through the main lane in slot-sized pieces (the receiver
+// copies or reduces straight out of the slot); large ones, where the kernel
+// allows cross-memory attach, go with one copy: the sender publishes its
+// buffer's address and the receiver reads it with process_vm_readv.
 #pragma once
 
 #include <sys/types.h>
@@ -34,14 +36,26 @@ struct ShmEndpointConfig {
 // is >= 0 (GDR_SHM_CMA_THRESHOLD), else by the message's collective.
 size_t cmaThresholdFor(const OpSig& sig, int64_t forced);
 
+// The lane a message of `bytes` takes: the small one when it fits and does
+// not go single-copy. Both ends decide alike from what they both know (the
+// size, the collective, GDR_SHM_CMA_THRESHOLD), never from what one end's
+// kernel allows.
+LaneId laneFor(size_t bytes, const OpSig& sig, int64_t forcedCma);
+
 class ShmEndpoint final : public Endpoint {
  public:
   explicit ShmEndpoint(const ShmEndpointConfig& cfg);
   const char* name() const override { return "shm"; }
   int peer() const override { return cfg_.peerRank; }
   uint32_t capabilities() const override { return cfg_.cma ? uint32_t{kCapSingleCopy} : 0u; }
-  void postSend(SendOp* op) override { sends_.push_back(op); }
-  void postRecv(RecvOp* op) override { recvs_.push_back(op); }
+  void postSend(SendOp* op) override {
+    op->lane = laneFor(op->bytes, op->sig, cfg_.cmaThreshold);
+    sends_.push_back(op);
+  }
+  void postRecv(RecvOp* op) override {
+    op->lane = laneFor(op->bytes, op->sig, cfg_.cmaThreshold);
+    recvs_.push_back(op);
+  }
   bool progress() override;
   void checkPeer() override;
   void sendAbort(gdrResult_t code, const std::string& reason) noexcept override;
@@ -50,6 +64,8 @@ class ShmEndpoint final : public Endpoint {
  private:
   bool progressSends();
   bool progressRecvs();
+  void checkMatches(const RecvOp* op, const SlotHdr* slot) const;
+  void checkOtherLane(const RecvOp* op, LaneId waitingOn) const;
   void consume(RecvOp* op, const SlotHdr* slot);
   void readRemote(RecvOp* op, uint64_t addr);
 
@@ -57,9 +73,14 @@ class ShmEndpoint final : public Endpoint {
   std::deque<SendOp*> sends_;     // not yet fully published
   std::deque<SendOp*> inflight_;  // published, waiting for the receiver (CMA)
   std::deque<RecvOp*> recvs_;
-  uint64_t head_ = 0;        // slots I published to the peer
-  uint64_t cachedTail_ = 0;  // the peer's consumption, as last read
-  uint64_t rtail_ = 0;       // slots I consumed from the peer
+  // Per lane (LaneId): where I write to the peer and where it writes to me.
+  Lane out_[2], in_[2];
+  size_t outSlotBytes_ = 0;                 // the peer's main-lane slot payload
+  uint64_t head_[2] = {};                   // slots I published to the peer
+  uint64_t cachedTail_[2] = {};             // the peer's consumption, as last read
+  uint64_t rtail_[2] = {};                  // slots I consumed from the peer
+  uint16_t sendMsgNo_ = 0, recvMsgNo_ = 0;  // messages done each way (SlotHdr::msgNo)
+  uint32_t idlePolls_ = 0;                  // empty polls of the current receive
   std::vector<char> bounce_;  // CMA receive-reduce staging
 };
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <utility>
 
 #include "core/error.h"
@@ -56,6 +57,18 @@ Mapping Mapping::open(const std::string& name) {
   m.data_ = static_cast<char*>(p);
   m.size_ = static_cast<size_t>(st.st_size);
   return m;
+}
+
+void prefault(void* p, size_t bytes) noexcept {
+#ifdef MADV_POPULATE_WRITE
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t b = reinterpret_cast<uintptr_t>(p) & ~(page - 1);
+  const uintptr_t e = reinterpret_cast<uintptr_t>(p) + bytes;
+  madvise(reinterpret_cast<void*>(b), e - b, MADV_POPULATE_WRITE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
 }
 
 Mapping::Mapping(Mapping&& o) noexcept { *this = std::move(o); }

@@ -32,4 +32,9 @@ class Mapping {
   bool owner_ = false;
 };
 
+// Best effort: maps [p, p + bytes) writable now (MADV_POPULATE_WRITE), so a
+// first touch inside a timed loop is not a page fault per 4 KiB. Never
+// writes the memory; ignored where the kernel lacks it.
+void prefault(void* p, size_t bytes) noexcept;
+
 }  // namespace gdr::transport::shm
