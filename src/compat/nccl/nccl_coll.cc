@@ -178,6 +178,7 @@ ResolvedOp resolveOp(Comm& c, ncclRedOp_t op, ncclDataType_t type) {
 void preScale(const PreMulSum& p, const void* src, size_t count, ncclDataType_t type, void* out, cudaStream_t stream) {
   const gdrDataType_t t = toGdrType(type);
   const size_t bytes = typeBytes(type);
+  (void)stream;  // device work only (unused without CUDA)
   unsigned char scalar[8] = {0};
   const bool scalarOnDevice = p.residence == ncclScalarDevice && onDevice(p.pointer);
   if (p.residence == ncclScalarHostImmediate) std::memcpy(scalar, p.value, bytes);
