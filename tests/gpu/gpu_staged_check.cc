@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
   uint32_t *d, *o;
   CU(cudaMalloc(&d, n * 4));
   CU(cudaMalloc(&o, n * 4));
-  CU(cudaMemset(o, 0xff, n * 4));
+  CU(cudaMemsetAsync(o, 0xff, n * 4, s));
   CU(testSpinThenFill(d, n, 7u + gRank, 2000000000LL, s));
   const double t0 = MPI_Wtime();
   GDR(gdrAllReduce(d, o, n, gdrUint32, gdrSum, comm, s));
@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
   const size_t m = 100003;
   uint32_t* ag;
   CU(cudaMalloc(&ag, m * 4 * gSize));
-  CU(cudaMemset(ag, 0, m * 4 * gSize));
+  CU(cudaMemsetAsync(ag, 0, m * 4 * gSize, s));
   CU(testSpinThenFill(d, m, 100u + gRank, 0, s));
   GDR(gdrAllGather(d, m, ag, gdrUint32, comm, s));
   CU(cudaStreamSynchronize(s));
@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < m; ++i) bad += h[r * m + i] != 100u + r;
   OK(bad == 0);
   const int next = (gRank + 1) % gSize, prev = (gRank + gSize - 1) % gSize;
-  CU(cudaMemset(o, 0, m * 4));
+  CU(cudaMemsetAsync(o, 0, m * 4, s));
   GDR(gdrGroupStart());
   GDR(gdrSend(d, m, gdrUint32, next, comm, s));
   GDR(gdrRecv(o, m, gdrUint32, prev, comm, s));
