@@ -136,8 +136,9 @@ ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, nc
   return guard("ncclCommWindowRegister", comm, [&] {
     GDR_CHECK_ARG(win, "win is NULL");
     *win = nullptr;
-    GDR_CHECK_ARG(winFlags >= 0 && winFlags <= NCCL_WIN_COLL_SYMMETRIC,
-                  "winFlags 0x%x has unknown bits", winFlags);
+    // Symmetric (0x1), and from 2.29 strict ordering (0x2) and GIN only
+    // (0x4): hints about how peers use the window, which gdrcoll never does.
+    GDR_CHECK_ARG(winFlags >= 0 && winFlags <= 0x7, "winFlags 0x%x has unknown bits", winFlags);
     Comm& c = readyComm(comm);
     gdrRegHandle_t h = nullptr;
     checkGdr(gdrCommRegister(c.gdr, buff, size, &h), c.gdr);
