@@ -313,6 +313,39 @@ int p2pFirst(Local& l) {
   return failures;
 }
 
+// One process driving every rank: a ring of sends and receives in one group
+// is the communicators' first device operation.
+int p2pFirstAll(std::vector<Local>& ls) {
+  const int n = static_cast<int>(ls.size());
+  if (n < 2) return 0;
+  const size_t count = 1 << 16;
+  std::vector<int32_t*> a(n), b(n);
+  for (int r = 0; r < n; ++r) {
+    OK(cudaSetDevice(ls[r].device));
+    OK(cudaMalloc(&a[r], count * sizeof(int32_t)));
+    OK(cudaMalloc(&b[r], count * sizeof(int32_t)));
+    const std::vector<int32_t> mine = pattern(r, count);
+    OK(cudaMemcpy(a[r], mine.data(), count * sizeof(int32_t), cudaMemcpyHostToDevice));
+  }
+  OK(ncclGroupStart());
+  for (int r = 0; r < n; ++r) {
+    OK(cudaSetDevice(ls[r].device));
+    OK(ncclSend(a[r], count, ncclInt32, (r + 1) % n, ls[r].comm, ls[r].stream));
+    OK(ncclRecv(b[r], count, ncclInt32, (r + n - 1) % n, ls[r].comm, ls[r].stream));
+  }
+  OK(ncclGroupEnd());
+  int failures = 0;
+  for (int r = 0; r < n; ++r) {
+    OK(cudaSetDevice(ls[r].device));
+    OK(cudaStreamSynchronize(ls[r].stream));
+    failures += checkFrom(b[r], (r + n - 1) % n, count, "one-process ring send/recv first", r);
+    cudaFree(a[r]);
+    cudaFree(b[r]);
+  }
+  std::printf("one process, %d ranks: point-to-point first: %s\n", n, failures ? "FAIL" : "ok");
+  return failures;
+}
+
 int runOne(int rank, int ndev, ncclUniqueId id, const char* dump) {
   Local l;
   l.rank = rank;
@@ -341,7 +374,8 @@ int runInitAll(int ndev, const char* dump) {
   }
   OK(ncclCommInitAll(comms.data(), gRanks, devs.data()));
   for (int r = 0; r < gRanks; ++r) ls[r].comm = comms[r];
-  const int failures = runAll(ls);
+  const int p2pFailures = p2pFirstAll(ls);
+  const int failures = runAll(ls) + p2pFailures;
   for (Local& l : ls) tearDown(l);
   return failures ? 1 : 0;
 }
