@@ -70,9 +70,7 @@ typedef struct CUstream_st* gdrStream_t;
 /* gdrCommInitMPI(comm, MPI_Comm) is in gdrcoll_mpi.h (built on
  * gdrCommInitBootstrap below, so this library needs no MPI). */
 /* Unique-id rendezvous over TCP: rank 0 (or any one process) calls
- * gdrGetUniqueId, shares the id, and every rank calls gdrCommInitRank. With
- * GDR_COMM_ID=host:port set, the id names that address and rank 0 serves the
- * rendezvous there (as NCCL_COMM_ID does). */
+ * gdrGetUniqueId, shares the id, and every rank calls gdrCommInitRank. */
 gdrResult_t gdrGetUniqueId(gdrUniqueId* uniqueId);
 gdrResult_t gdrCommInitRank(gdrComm_t* comm, int nranks, gdrUniqueId uniqueId, int rank);
 /* Every rank of a job launched by mpirun or srun --mpi=pmix (PMIx), torchrun

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "bootstrap/bootstrap.h"
 #include "bootstrap/env_select.h"
 #include "core/error.h"
 #include "gdrcoll.h"
@@ -238,15 +239,13 @@ TEST(BootstrapEnv, TorchrunStyleRendezvous) {
   unlink(key.c_str());
 }
 
-// GDR_COMM_ID (NCCL_COMM_ID's counterpart): gdrGetUniqueId names that
-// address and starts no service; rank 0 serves it inside gdrCommInitRank.
-// The id carries a fresh random key, so no key file is needed.
-TEST(BootstrapEnv, UniqueIdAtGdrCommIdIsServedByRankZero) {
+// An id at an address (what NCCL_COMM_ID makes ncclGetUniqueId return)
+// starts no service; rank 0 serves it inside gdrCommInitRank. The id carries
+// a fresh random key, so no key file is needed.
+TEST(BootstrapEnv, UniqueIdAtAnAddressIsServedByRankZero) {
   const std::string at = "127.0.0.1:" + std::to_string(freePort());
-  setenv("GDR_COMM_ID", at.c_str(), 1);
   gdrUniqueId id;
-  ASSERT_EQ(gdrGetUniqueId(&id), gdrSuccess);
-  unsetenv("GDR_COMM_ID");
+  gdr::boot::addressUniqueId(at, false, 0, &id);
   const int n = 3;
   std::vector<pid_t> pids;
   for (int r = 0; r < n; ++r) {

@@ -21,13 +21,24 @@ plugins=/usr/lib/x86_64-linux-gnu/slurm-wlm
 dir="$(mktemp -d /tmp/gdr-slurm.XXXXXX)"
 chmod 700 "$dir"
 pids=()
+# Processes of this Slurm only: the daemons started here, and any step
+# daemon (slurmstepd) or task that carries this run's SLURM_CONF.
+ours() {
+  local e
+  [ -n "${SLURM_CONF:-}" ] || return 0
+  for e in /proc/[0-9]*/environ; do
+    grep -qz "^SLURM_CONF=$SLURM_CONF\$" "$e" 2>/dev/null && basename "$(dirname "$e")"
+  done
+}
 cleanup() {
   local p
+  for _ in $(seq 1 30); do [ -z "$(squeue -h 2>/dev/null)" ] && break; sleep 0.1; done  # steps finish first
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do
     for _ in $(seq 1 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
     kill -9 "$p" 2>/dev/null || true
   done
+  for p in $(ours); do [ "$p" != "$$" ] && [ "$p" != "$BASHPID" ] && kill -9 "$p" 2>/dev/null || true; done
   rm -rf "$dir"
 }
 trap cleanup EXIT

@@ -37,11 +37,7 @@ gdrResult_t gdrCommInitBootstrap(gdrComm_t* comm, const gdrBootstrap_t* bootstra
 gdrResult_t gdrGetUniqueId(gdrUniqueId* uniqueId) {
   return guarded("gdrGetUniqueId", nullptr, [&] {
     GDR_CHECK_ARG(uniqueId, "uniqueId is NULL");
-    const std::string at = gdr::param::getString("GDR_COMM_ID");
-    if (at.empty())
-      gdr::boot::createUniqueId(uniqueId);
-    else
-      gdr::boot::addressUniqueId(at, false, 0, uniqueId);
+    gdr::boot::createUniqueId(uniqueId);
   });
 }
 

@@ -48,7 +48,8 @@ std::unique_ptr<Bootstrap> makeTcpBootstrap(const gdrUniqueId& id, int rank, int
                                             int localRank = -1);
 
 // A unique id whose rendezvous is at `hostPort` and is served by rank 0
-// inside gdrCommInitRank (no service starts here), as NCCL_COMM_ID does.
+// inside gdrCommInitRank (no service starts here): the launchers'
+// environments, and NCCL_COMM_ID in the NCCL-compatible library.
 // With `fromEnvironment` every rank builds the same id on its own: the key
 // must come from GDR_AUTH_KEY_FILE and the job id is derived from it, the
 // address and `nranks`; otherwise the key and job id are random, and the id

@@ -135,10 +135,9 @@ const std::vector<Info> kParams = {
      "GDR_COMM_ID), GDR_COMM_ID "
      "with RANK and WORLD_SIZE; pmix, torchrun, slurm or comm_id forces one."},
     {"GDR_COMM_ID", Type::String, "",
-     "host:port of a TCP rendezvous that rank 0 serves and the others connect to: "
-     "gdrCommInitFromEnv's "
-     "address (torchrun: default MASTER_ADDR:MASTER_PORT+1), and makes gdrGetUniqueId's id point "
-     "there."},
+     "host:port of the TCP rendezvous of gdrCommInitFromEnv, which rank 0 serves and the others "
+     "connect "
+     "to (torchrun: default MASTER_ADDR:MASTER_PORT+1)."},
     {"GDR_PMIX_LIB", Type::String, "", "Load libpmix from this path instead of libpmix.so.2."},
     // security (issue 8): authenticated connections, encryption between hosts
     {"GDR_AUTH_KEY_FILE", Type::String, "",
@@ -173,7 +172,9 @@ const std::vector<Info> kParams = {
     {"NCCL_DEBUG_FILE", Type::String, "",
      "NCCL-compatible library: used as GDR_DEBUG_FILE when that is unset (%h host, %p pid)."},
     {"NCCL_COMM_ID", Type::String, "",
-     "NCCL-compatible library: used as GDR_COMM_ID when that is unset."},
+     "NCCL-compatible library: host:port that ncclGetUniqueId's ids name; rank 0 serves the "
+     "rendezvous there "
+     "inside ncclCommInitRank."},
 };
 
 std::string envOrDefault(const Info& i) {

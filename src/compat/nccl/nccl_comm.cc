@@ -1,11 +1,12 @@
 // Communicators of the NCCL-compatible API: creation (blocking, non-blocking,
 // several per process, split), teardown, queries, and the error ladder.
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
-#include <algorithm>
-#include <chrono>
 
+#include "bootstrap/bootstrap.h"
 #include "collectives/reduce_host.h"
 #include "compat/nccl/nccl_compat.h"
 #include "compat/nccl/nccl_group.h"
@@ -61,9 +62,6 @@ void mapEnvironment() {
   if (!subsys.empty() && !std::getenv("GDR_DEBUG_SUBSYS")) setenv("GDR_DEBUG_SUBSYS", mapSubsys(subsys).c_str(), 0);
   const std::string file = param::getString("NCCL_DEBUG_FILE");
   if (!file.empty() && !std::getenv("GDR_DEBUG_FILE")) setenv("GDR_DEBUG_FILE", file.c_str(), 0);
-  // NCCL_COMM_ID=host:port: ids point at a rendezvous rank 0 serves there.
-  const std::string commId = param::getString("NCCL_COMM_ID");
-  if (!commId.empty() && !std::getenv("GDR_COMM_ID")) setenv("GDR_COMM_ID", commId.c_str(), 0);
   log::reload();
   int gdrVersion = 0;
   gdrGetVersion(&gdrVersion);
@@ -283,7 +281,13 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId) {
   return guard("ncclGetUniqueId", nullptr, [&] {
     GDR_CHECK_ARG(uniqueId, "uniqueId is NULL");
     gdrUniqueId id;
-    checkGdr(gdrGetUniqueId(&id), nullptr);
+    // NCCL_COMM_ID=host:port: the id names that address and rank 0 serves the
+    // rendezvous there (only the user's ids: split communicators keep their own).
+    const std::string at = gdr::param::getString("NCCL_COMM_ID");
+    if (!at.empty())
+      gdr::boot::addressUniqueId(at, false, 0, &id);
+    else
+      checkGdr(gdrGetUniqueId(&id), nullptr);
     std::memcpy(uniqueId->internal, id.internal, sizeof(id.internal));
     return ncclSuccess;
   });
