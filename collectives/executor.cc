@@ -276,7 +276,10 @@ bool runSingleMessage(Communicator& comm, const Schedule& sched, const HostBuffe
 
 void execute(Communicator& comm, const Schedule& sched, const HostBuffers& bufs, transport::ReduceFn fn,
              const transport::OpSig& sig, const int* peerOf) {
-  if (runSingleMessage(comm, sched, bufs, fn, sig, peerOf)) return;
+  // A GDR_FAULT armed for this call takes the runner, where its hook is.
+  const FaultSpec& f = comm.config().fault;
+  const bool faultHere = f.active() && f.rank == comm.rank() && f.op == sig.seq;
+  if (!faultHere && runSingleMessage(comm, sched, bufs, fn, sig, peerOf)) return;
   Runner(comm, sched, bufs, fn, sig, peerOf).run();
 }
 
