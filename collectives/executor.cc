@@ -276,10 +276,9 @@ bool runSingleMessage(Communicator& comm, const Schedule& sched, const HostBuffe
 
 void execute(Communicator& comm, const Schedule& sched, const HostBuffers& bufs, transport::ReduceFn fn,
              const transport::OpSig& sig, const int* peerOf) {
-  // A fault placed on this rank's operation (GDR_FAULT) is injected by the
-  // runner, so such an operation never takes the one-message shortcut.
-  const FaultSpec& fault = comm.config().fault;
-  const bool faultHere = fault.active() && fault.rank == comm.rank() && fault.op == sig.seq;
+  // A GDR_FAULT armed for this call takes the runner, where its hook is.
+  const FaultSpec& f = comm.config().fault;
+  const bool faultHere = f.active() && f.rank == comm.rank() && f.op == sig.seq;
   if (!faultHere && runSingleMessage(comm, sched, bufs, fn, sig, peerOf)) return;
   Runner(comm, sched, bufs, fn, sig, peerOf).run();
 }
