@@ -42,8 +42,9 @@ def runs(pattern):
     return len(glob.glob(pattern))
 
 
-def predict(gdr_sim, coll, cluster, ranks, sizes, calibration=None, sets=""):
-    """{size: predicted avg_us} from one gdr-sim call over the doubling range."""
+def predict(gdr_sim, coll, cluster, ranks, sizes, calibration=None, sets="", tuning=None):
+    """{size: predicted avg_us} from one gdr-sim call over the doubling range;
+    `tuning`: a GDR_TUNING_FILE that pins the selector the data ran under."""
     if not sizes:
         return {}
     cmd = [gdr_sim, coll, "--cluster", cluster, "--ranks", str(ranks), "--min", str(min(sizes)),
@@ -52,7 +53,11 @@ def predict(gdr_sim, coll, cluster, ranks, sizes, calibration=None, sets=""):
         cmd += ["--calibration", calibration]
     if sets:
         cmd += ["--set", sets]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    env = dict(os.environ)
+    env.pop("GDR_TUNING_FILE", None)
+    if tuning:
+        env["GDR_TUNING_FILE"] = tuning
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
     return {r["size"]: (r["avg_us"], r["algo"]) for r in json.loads(out)["rows"]}
 
 

@@ -46,7 +46,9 @@ def table(gdr_sim):
     rows = []
     for name, coll, cluster, ranks, pat in host_sets() + quiet_sets() + h200_sets():
         meas = medians(pat)
-        pred = predict(gdr_sim, coll, cluster, ranks, list(meas))
+        # A set measured under an older selector keeps it in selector.txt.
+        tuning = os.path.join(os.path.dirname(os.path.dirname(pat)), "selector.txt")
+        pred = predict(gdr_sim, coll, cluster, ranks, list(meas), tuning=tuning if os.path.exists(tuning) else None)
         points = [(s, m, pred[s][0], pred[s][1]) for s, m in meas.items() if s in pred and m > 0]
         small = [abs(p - m) / m for s, m, p, _ in points if s < (1 << 20)]
         large = [abs(p - m) / m for s, m, p, _ in points if s >= (1 << 20)]
