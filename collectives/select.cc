@@ -13,12 +13,8 @@
 //                  1.2-1.6x Open MPI where rd gave 0.8-1.1x);
 //                  <= 16 KiB: rd (fewest rounds); <= 512 KiB and nranks a
 //                  power of two: rhd; nranks >= 32: dbtree; else ring.
-//   bcast          <= 256 B and 3 <= nranks <= 8: direct (one hop from the
-//                  root; no rank waits for a forwarder, which matters when
-//                  ranks outnumber cores); < 256 KiB or nranks <= 2:
-//                  binomial; else chain.
-//   reduce         <= 256 B and 3 <= nranks <= 8: direct (one hop to the
-//                  root); < 1 MiB: binomial; else ring (reduce-scatter + gather:
+//   bcast          < 256 KiB or nranks <= 2: binomial; else chain.
+//   reduce         < 1 MiB: binomial; else ring (reduce-scatter + gather:
 //                  every rank reduces 1/n). At np 2 on the dev machine ring
 //                  measured 1.05-1.26x Open MPI from 1 to 8 MiB where
 //                  binomial gave 0.76-1.03x (bench/results/host-2core.md).
@@ -126,7 +122,6 @@ size_t largestBlock(const CollArgs& a, size_t elemBytes) {
 
 Algo defaultAlgo(const CollArgs& a, size_t bytes, size_t elemBytes) {
   constexpr size_t kDirectBlock = 16u << 10;
-  const bool tinyRooted = bytes <= 256 && a.nranks >= 3 && a.nranks <= 8;
   const bool pow2 = (a.nranks & (a.nranks - 1)) == 0;
   switch (a.kind) {
     case CollKind::AllReduce:
@@ -136,10 +131,8 @@ Algo defaultAlgo(const CollArgs& a, size_t bytes, size_t elemBytes) {
       if (bytes <= (512u << 10) && pow2) return Algo::RecHalvingDoubling;
       return a.nranks >= 32 ? Algo::DoubleBinaryTree : Algo::Ring;
     case CollKind::Broadcast:
-      if (tinyRooted) return Algo::Direct;
       return bytes < (256u << 10) || a.nranks <= 2 ? Algo::Binomial : Algo::Chain;
     case CollKind::Reduce:
-      if (tinyRooted) return Algo::Direct;
       return bytes < (1u << 20) ? Algo::Binomial : Algo::Ring;
     case CollKind::AllGather:
       return bytes <= (64u << 10) ? Algo::RecursiveDoubling : Algo::Ring;

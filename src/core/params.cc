@@ -45,9 +45,10 @@ const std::vector<Info> kParams = {
     {"GDR_SOCKET_IFNAME", Type::String, "",
      "Network interface for TCP (bootstrap and socket transport); default: first up, "
      "non-loopback IPv4 interface, else loopback."},
-    {"GDR_SHM_SLOT_BYTES", Type::Int, "65536", "Size of one shared-memory FIFO slot."},
+    {"GDR_SHM_SLOT_BYTES", Type::Int, "65536", "Size of one slot of the shared-memory main lane."},
     {"GDR_SHM_SLOTS", Type::Int, "8",
-     "Slots in each shared-memory FIFO (per ordered rank pair; a power of two)."},
+     "Slots in each shared-memory main-lane FIFO (per ordered rank pair; a power of two). Messages "
+     "of at most 320 bytes take the small lane instead (256 slots per pair)."},
     {"GDR_SHM_CMA", Type::Bool, "1",
      "Use single-copy process_vm_readv for large shared-memory messages when the kernel allows."},
     {"GDR_SHM_CMA_THRESHOLD", Type::Int, "-1",
