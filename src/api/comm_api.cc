@@ -75,7 +75,7 @@ gdrResult_t gdrCommDestroy(gdrComm_t comm) {
     checkComm(comm);
     if (!gdr::api::unregisterComm(comm)) throw gdr::InvalidArgument("the communicator was already destroyed");
     gdr::groupForget(comm);
-    gdr::Communicator::release(comm);
+    gdr::api::releaseWhenUnused(comm);
   });
 }
 
@@ -85,7 +85,7 @@ gdrResult_t gdrCommAbort(gdrComm_t comm) {
     if (!gdr::api::unregisterComm(comm)) throw gdr::InvalidArgument("the communicator was already destroyed");
     comm->requestAbort();
     gdr::groupForget(comm);
-    gdr::Communicator::release(comm);
+    gdr::api::releaseWhenUnused(comm);
   });
 }
 
@@ -129,7 +129,7 @@ const char* gdrGetErrorString(gdrResult_t result) {
 const char* gdrGetLastError(gdrComm_t comm) {
   thread_local std::string text;
   if (!comm) return gdr::api::threadLastError();
-  gdr::CommRef use = gdr::api::useComm(comm);
+  gdr::api::CommUse use = gdr::api::useComm(comm);
   text = use.get() ? use->lastError() : "the communicator was destroyed or never created";
   return text.c_str();
 }

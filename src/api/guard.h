@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "api/comm_use.h"
 #include "comm/comm.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -22,13 +23,13 @@ bool unregisterComm(gdrComm_t comm);
 // A reference that keeps `comm` alive for one API call (empty if the handle
 // is not live): another thread's gdrCommAbort or gdrCommDestroy then only
 // unregisters it, and the last reference frees it.
-CommRef useComm(gdrComm_t comm);
+CommUse useComm(gdrComm_t comm);
 
 template <typename Body>
 gdrResult_t guarded(const char* fn, gdrComm_t comm, Body&& body) noexcept {
   std::string text;
   gdrResult_t code;
-  CommRef use;
+  CommUse use;
   try {
     use = useComm(comm);
     body();

@@ -47,14 +47,27 @@ bool unregisterComm(gdrComm_t comm) {
   return was;
 }
 
-// Under the lock, so no unregister (and so no last release) can slip
-// between the liveness check and the reference.
-CommRef useComm(gdrComm_t comm) {
-  if (!comm) return CommRef();
+// The fast path (this thread's last validated handle, generation unchanged)
+// takes no lock and no locked instruction (api/comm_use.h); otherwise the
+// liveness check and the reference are taken under the lock, so no
+// unregister (and so no last release) can slip between them.
+CommUse useComm(gdrComm_t comm) {
+  if (!comm) return CommUse();
+  if (comm == tLastComm) {
+    const int slot = publishHazard(comm);
+    if (slot >= 0) {
+      if (gGeneration.load(std::memory_order_relaxed) == tLastGeneration) return CommUse::hazard(comm, slot);
+      clearHazard(slot);
+    }
+  }
   std::lock_guard<std::mutex> g(gMu);
   const uint64_t gen = gGeneration.load(std::memory_order_relaxed);
-  if (!(comm == tLastComm && gen == tLastGeneration) && !live().count(comm)) return CommRef();
-  return CommRef(comm);
+  if (!(comm == tLastComm && gen == tLastGeneration)) {
+    if (!live().count(comm)) return CommUse();
+    tLastComm = comm;
+    tLastGeneration = gen;
+  }
+  return CommUse::counted(CommRef(comm));
 }
 
 }  // namespace gdr::api
