@@ -110,7 +110,7 @@ gdrResult_t gdrCommInitBootstrap(gdrComm_t* comm, const gdrBootstrap_t* bootstra
  * operation at a time: collectives, send/recv and groups on it come from one
  * thread at a time (or are serialised by the program). The exceptions, safe
  * from any thread at any moment, also while another thread waits in a call
- * on the same communicator: gdrCommAbort, gdrCommGetAsyncError,
+ * on the same communicator: gdrCommAbort, gdrCommRevoke, gdrCommGetAsyncError,
  * gdrGetLastError, gdrCommRank and gdrCommSize. gdrCommAbort makes that
  * waiting call return gdrRemoteError at once (the peers are told), and the
  * memory is released when the last call using the communicator returns; the
@@ -122,6 +122,37 @@ gdrResult_t gdrCommRank(gdrComm_t comm, int* rank);
 gdrResult_t gdrCommSize(gdrComm_t comm, int* size);
 /* gdrSuccess while healthy; the error that broke the communicator otherwise. */
 gdrResult_t gdrCommGetAsyncError(gdrComm_t comm, gdrResult_t* asyncError);
+
+/* ---- fault tolerance (the ULFM shape: MPIX_Comm_revoke / MPIX_Comm_shrink) ----
+ *
+ * gdrCommRevoke: every pending and later operation on the communicator, on
+ * every rank, fails fast with gdrRemoteError and a text that says it was
+ * revoked (and by which rank). This rank's waiting call returns at once; the
+ * peers are told over the connections (a peer waiting in a call returns as
+ * the notice arrives; a peer between calls fails at its next call that
+ * waits). Threads: safe from any thread, also while another thread waits in
+ * a call on the communicator (a watchdog), like gdrCommAbort; unlike abort,
+ * the handle stays valid for gdrCommShrink, gdrCommGetAsyncError and
+ * gdrCommDestroy. Revoking twice, or a communicator that has failed already,
+ * is harmless.
+ *
+ * gdrCommShrink: collective over the ranks still alive. They agree on who
+ * they are (a bounded agreement over fresh TCP connections, independent of
+ * the bootstrap and of the broken endpoints, that survives a rank dying
+ * during it) and build a new communicator of those ranks, numbered in the
+ * old rank order, with new keys and new connections. The old communicator
+ * is revoked first (so a peer still waiting in it comes out) and must still
+ * be destroyed. Ranks in excludeRanks (NULL if excludeCount is 0; the same
+ * list on every rank, as ncclCommShrink requires) are left out even if alive
+ * and should not call; the failed ones are found without being named. Every
+ * wait is bounded by GDR_TIMEOUT_MS: a rank that stops answering is left
+ * out. A rank that the others left out gets gdrRemoteError and *newcomm ==
+ * NULL. Threads: the thread that drives the communicator calls it, once per
+ * rank, with no other call on the communicator in progress. Not inside
+ * gdrGroupStart/gdrGroupEnd. */
+gdrResult_t gdrCommRevoke(gdrComm_t comm);
+gdrResult_t gdrCommShrink(gdrComm_t comm, const int* excludeRanks, int excludeCount,
+                          gdrComm_t* newcomm);
 const char* gdrGetErrorString(gdrResult_t result);
 /* The text of the last error seen on this communicator (or, for comm == NULL,
  * by this thread outside any communicator). Never NULL. */

@@ -66,6 +66,7 @@ void Communicator::start(std::unique_ptr<boot::Bootstrap> boot) {
   log::setContext(rank_, device_);
   agreeOnConfig(*boot_, makeConfigVote(configCode_, configError_, cfg_.checkMismatch, cfg_.chunkBytes, cfg_.algo));
   connect();
+  recovery_ = std::make_unique<RecoveryChannel>(*boot_, rank_, size_);
   boot_->setUpDone();
   // More ranks than cores on this host: a waiting rank must give its core
   // away at once or it starves the rank it waits for (as Open MPI's
@@ -86,6 +87,7 @@ void Communicator::start(std::unique_ptr<boot::Bootstrap> boot) {
 // ---- device state hook (issue 4) ----
 Communicator::~Communicator() {
   if (abortRequested_.load(std::memory_order_acquire)) abortAll();
+  if (revokeRequested_.load()) applyRevoke();
   releaseDeviceState(this);
 }
 // ---- end device state hook ----
@@ -99,8 +101,9 @@ std::vector<char>& Communicator::scratch(size_t bytes) {
   return scratch_;
 }
 
-void Communicator::throwIfFailed() const {
+void Communicator::throwIfFailed() {
   if (abortRequested_.load(std::memory_order_relaxed)) throw RemoteError("the communicator was aborted");
+  if (revokeRequested_.load()) applyRevoke();
   gdrResult_t code = asyncCode_.load();
   if (code == gdrSuccess) return;
   std::lock_guard<std::mutex> g(mu_);
@@ -156,6 +159,10 @@ void Communicator::progressUntil(FunctionRef<bool()> done, FunctionRef<std::stri
       if (done()) return;
       if (abortRequested_.load(std::memory_order_relaxed))
         throw RemoteError("aborted by gdrCommAbort (from another thread) while this call waited");
+      if (revokeRequested_.load(std::memory_order_relaxed))
+        throw RemoteError(strprintf(
+            "the communicator was revoked (gdrCommRevoke on rank %d) while this call waited",
+            rank_));
       if (moved) {
         idle = 0;
         continue;

@@ -15,6 +15,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "collectives/schedule_cache.h"
+#include "comm/recovery.h"
 #include "comm/topo_plan.h"
 #include "core/fault.h"
 #include "core/function_ref.h"
@@ -102,14 +103,24 @@ class Communicator {
   // progress and every group share holding the communicator one more; the
   // last release frees it (so gdrCommAbort from one thread never frees it
   // under another thread's wait). retain() needs a reference already held.
-  void retain() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void retain() noexcept { refs_.fetch_add(1); }  // seq_cst: requestRevoke reads it
   static void release(Communicator* c) noexcept;
   // gdrCommAbort: every wait on the communicator, on any thread, fails at
   // once; the peers are told when the waiter fails (or at the free).
   void requestAbort() noexcept { abortRequested_.store(true, std::memory_order_release); }
 
+  // gdrCommRevoke (comm/revoke.cc): this rank's waiting call fails at once
+  // and tells the peers; with no call in progress the caller tells them.
+  void requestRevoke() noexcept;
+  // Tells the peers of a revoke requested here (idempotent; the calling
+  // thread must be the one driving the communicator).
+  void applyRevoke() noexcept;
+  bool revokeRequested() const { return revokeRequested_.load(); }
+  // Every rank's recovery listener (set up with the endpoints; null while pending).
+  const RecoveryChannel* recovery() const { return recovery_.get(); }
+
   // Error state: set once by the first failure; every later call fails fast.
-  void throwIfFailed() const;
+  void throwIfFailed();
   void fail(gdrResult_t code, const std::string& text) noexcept;
   gdrResult_t asyncError() const { return asyncCode_.load(); }
   void abortAll() noexcept;
@@ -149,6 +160,8 @@ class Communicator {
 
   std::atomic<int> refs_{1};
   std::atomic<bool> abortRequested_{false};
+  std::atomic<bool> revokeRequested_{false};
+  std::unique_ptr<RecoveryChannel> recovery_;
   std::atomic<gdrResult_t> asyncCode_{gdrSuccess};
   std::string asyncText_;
   mutable std::mutex mu_;

@@ -30,7 +30,7 @@ const char* parseFixed(const void* buf, size_t len, uint16_t type, T* out) {
 const char* parseHsHello(const void* buf, size_t len, HsHello* out) {
   if (const char* e = parseFixed(buf, len, kHsHello, out)) return e;
   if (out->channel < static_cast<uint16_t>(Channel::Rendezvous) ||
-      out->channel > static_cast<uint16_t>(Channel::Socket))
+      out->channel > static_cast<uint16_t>(Channel::Recovery))
     return "unknown handshake channel";
   if (out->flags & ~kHsEncrypt) return "unknown handshake flags";
   if (out->fromRank < 0 || out->toRank < kServiceRank || out->reserved != 0) return "bad ranks in handshake";

@@ -26,6 +26,7 @@ enum class Channel : uint16_t {
   Rendezvous = 1,  // a rank checking in with the TCP bootstrap's rendezvous service
   BootRing = 2,    // the TCP bootstrap's ring
   Socket = 3,      // the socket transport (and the verbs side channel built on it)
+  Recovery = 4,    // survivors agreeing on a shrunk communicator (comm/shrink.h)
 };
 constexpr int kServiceRank = -1;  // the rendezvous service has no rank
 

@@ -387,19 +387,20 @@ void testErrors(ncclComm_t comm, int rank, int n) {
   CHECK(ncclBcast(x, 4, ncclFloat32, n + 3, comm, nullptr) == ncclInvalidArgument, "bad root accepted");
   CHECK(ncclAllReduce(x, x, 4, static_cast<ncclDataType_t>(99), ncclSum, comm, nullptr) == ncclInvalidArgument,
         "bad type accepted");
-  // A function gdrcoll does not implement: ncclInvalidUsage, naming itself.
+  // Shrink and revoke refuse flags they do not know, naming themselves
+  // (both work: testShrinkRevoke).
   ncclComm_t shrunk = reinterpret_cast<ncclComm_t>(&x);
   int exclude = 0;
-  ncclResult_t r = ncclCommShrink(comm, &exclude, 1, &shrunk, nullptr, NCCL_SHRINK_DEFAULT);
-  CHECK(r == ncclInvalidUsage, "ncclCommShrink returned %d", r);
+  ncclResult_t r = ncclCommShrink(comm, &exclude, 1, &shrunk, nullptr, 0x40);
+  CHECK(r == ncclInvalidArgument, "ncclCommShrink with bad flags returned %d", r);
   CHECK(std::strstr(ncclGetLastError(comm), "ncclCommShrink") != nullptr, "shrink message: %s", ncclGetLastError(comm));
   CHECK(shrunk == nullptr, "ncclCommShrink left newcomm set");
   // Looked up by name: nccl.h before 2.29 does not declare it.
   using RevokeFn = ncclResult_t (*)(ncclComm_t, int);
   auto revoke = reinterpret_cast<RevokeFn>(dlsym(RTLD_DEFAULT, "ncclCommRevoke"));
   CHECK(revoke != nullptr, "ncclCommRevoke is not exported");
-  r = revoke ? revoke(comm, 0) : ncclInvalidUsage;
-  CHECK(r == ncclInvalidUsage, "ncclCommRevoke returned %d", r);
+  r = revoke ? revoke(comm, 7) : ncclInvalidArgument;
+  CHECK(r == ncclInvalidArgument, "ncclCommRevoke with bad flags returned %d", r);
   CHECK(std::strstr(ncclGetLastError(comm), "ncclCommRevoke") != nullptr, "revoke message: %s",
         ncclGetLastError(comm));
   // Registration handles and windows (gdrCommRegister underneath).
@@ -441,6 +442,29 @@ void testErrors(ncclComm_t comm, int rank, int n) {
   (void)rank;
 }
 
+// The last rank is left out (it does not call); the others shrink to a
+// communicator of n - 1, use it, revoke it and see a call fail.
+void testShrinkRevoke(ncclComm_t comm, int rank, int n) {
+  if (rank == n - 1) return;
+  int exclude = n - 1;
+  ncclComm_t sub = nullptr;
+  NCCLOK(ncclCommShrink(comm, &exclude, 1, &sub, nullptr, NCCL_SHRINK_DEFAULT));
+  int count = -1, me = -1;
+  NCCLOK(ncclCommCount(sub, &count));
+  NCCLOK(ncclCommUserRank(sub, &me));
+  CHECK(count == n - 1 && me == rank, "shrunk: rank %d of %d", me, count);
+  int one = rank + 1, total = 0;
+  NCCLOK(ncclAllReduce(&one, &total, 1, ncclInt32, ncclSum, sub, nullptr));
+  CHECK(total == (n - 1) * n / 2, "shrunk allreduce %d", total);
+  using RevokeFn = ncclResult_t (*)(ncclComm_t, int);
+  auto revoke = reinterpret_cast<RevokeFn>(dlsym(RTLD_DEFAULT, "ncclCommRevoke"));
+  CHECK(revoke && revoke(sub, 0) == ncclSuccess, "ncclCommRevoke failed");
+  ncclResult_t r = ncclAllReduce(&one, &total, 1, ncclInt32, ncclSum, sub, nullptr);
+  CHECK(r != ncclSuccess && std::strstr(ncclGetLastError(sub), "revoked"),
+        "after the revoke: %d %s", r, ncclGetLastError(sub));
+  NCCLOK(ncclCommDestroy(sub));
+}
+
 int runRank(int rank, int n, ncclUniqueId id) {
   gRank = rank;
   ncclComm_t comm = nullptr;
@@ -463,6 +487,7 @@ int runRank(int rank, int n, ncclUniqueId id) {
   ncclResult_t async = ncclInternalError;
   NCCLOK(ncclCommGetAsyncError(comm, &async));
   CHECK(async == ncclSuccess, "async error %d", async);
+  testShrinkRevoke(comm, rank, n);
   NCCLOK(ncclCommFinalize(comm));
   NCCLOK(ncclCommDestroy(comm));
   return gFailures ? 1 : 0;

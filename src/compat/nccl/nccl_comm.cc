@@ -380,6 +380,37 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newc
   });
 }
 
+// The survivors agree on who they are and get a new communicator
+// (gdrCommShrink); the listed ranks are left out too. Both flags behave the
+// same: gdrcoll's shrink always revokes the parent first, so operations
+// still pending on it end (NCCL_SHRINK_ABORT's effect).
+ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
+                            ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags) {
+  return guard("ncclCommShrink", comm, [&]() -> ncclResult_t {
+    GDR_CHECK_ARG(newcomm, "newcomm is NULL");
+    *newcomm = nullptr;
+    GDR_CHECK_ARG(shrinkFlags == NCCL_SHRINK_DEFAULT || shrinkFlags == NCCL_SHRINK_ABORT,
+                  "shrinkFlags %d is neither NCCL_SHRINK_DEFAULT nor NCCL_SHRINK_ABORT",
+                  shrinkFlags);
+    if (groupActive())
+      throw InvalidUsage("ncclCommShrink inside ncclGroupStart/ncclGroupEnd is not supported");
+    Comm& parent = readyComm(comm);
+    gdrComm_t g = nullptr;
+    checkGdr(gdrCommShrink(parent.gdr, excludeRanksList, excludeRanksCount, &g), parent.gdr);
+    auto c = std::make_unique<Comm>();
+    c->gdr = g;
+    gdrCommRank(g, &c->rank);
+    gdrCommSize(g, &c->nranks);
+    c->cudaDev = parent.cudaDev;
+    ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+    cfg.blocking = parent.blocking ? 1 : 0;
+    if (config) std::memcpy(&cfg, config, std::min(sizeof(cfg), config->size));
+    applyConfig(*c, &cfg);
+    *newcomm = c.release();
+    return ncclSuccess;
+  });
+}
+
 ncclResult_t ncclCommFinalize(ncclComm_t comm) {
   return guard("ncclCommFinalize", comm, [&] {
     // Host operations complete before they return; device ones are ordered

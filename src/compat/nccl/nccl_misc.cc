@@ -176,17 +176,16 @@ ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myran
   });
 }
 
-// Shrink and revoke need a communicator that can stop its operations on
-// request and drop ranks; gdrcoll's has neither.
-ncclResult_t ncclCommShrink(ncclComm_t comm, int*, int, ncclComm_t* newcomm, ncclConfig_t*, int) {
-  if (newcomm) *newcomm = nullptr;
-  return notImplemented("ncclCommShrink", comm,
-                        "gdrcoll cannot shrink a communicator yet; make a new one");
-}
-
-ncclResult_t ncclCommRevoke(ncclComm_t comm, int) {
-  return notImplemented("ncclCommRevoke", comm,
-                        "gdrcoll cannot revoke a communicator yet; ncclCommAbort it");
+// Revoke maps one to one (comm/revoke.cc); ncclCommShrink is beside
+// ncclCommSplit (nccl_comm.cc). gdrcoll's revoke has no flags to honour
+// (NCCL defines none yet).
+ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {
+  return guard("ncclCommRevoke", comm, [&] {
+    GDR_CHECK_ARG(revokeFlags == 0, "revokeFlags %d: only 0 is defined", revokeFlags);
+    Comm& c = readyComm(comm);
+    checkGdr(gdrCommRevoke(c.gdr), c.gdr);
+    return ncclSuccess;
+  });
 }
 
 // Growing needs a communicator whose size can change; gdrcoll's is fixed.

@@ -1,0 +1,40 @@
+// Fault-tolerance entry points of the C API: revoke and shrink.
+#include <vector>
+
+#include "api/guard.h"
+#include "comm/group.h"
+#include "comm/shrink.h"
+
+using gdr::api::checkComm;
+using gdr::api::guarded;
+
+extern "C" {
+
+gdrResult_t gdrCommRevoke(gdrComm_t comm) {
+  return guarded("gdrCommRevoke", comm, [&] {
+    gdr::Communicator& c = checkComm(comm);
+    if (c.pending())
+      throw gdr::InvalidUsage("the communicator is not connected yet (inside a group)");
+    c.requestRevoke();
+  });
+}
+
+gdrResult_t gdrCommShrink(gdrComm_t comm, const int* excludeRanks, int excludeCount,
+                          gdrComm_t* newcomm) {
+  return guarded("gdrCommShrink", comm, [&] {
+    GDR_CHECK_ARG(newcomm, "newcomm (the output pointer) is NULL");
+    *newcomm = nullptr;
+    gdr::Communicator& c = checkComm(comm);
+    GDR_CHECK_ARG(excludeCount >= 0, "excludeCount is negative (%d)", excludeCount);
+    GDR_CHECK_ARG(excludeCount == 0 || excludeRanks, "excludeRanks is NULL but excludeCount is %d",
+                  excludeCount);
+    if (gdr::inGroup())
+      throw gdr::InvalidUsage("gdrCommShrink is not allowed inside gdrGroupStart/gdrGroupEnd");
+    std::vector<int> exclude(excludeRanks, excludeRanks + excludeCount);
+    gdrComm* n = gdr::shrinkCommunicator(c, exclude);
+    gdr::api::registerComm(n);
+    *newcomm = n;
+  });
+}
+
+}  // extern "C"
