@@ -63,6 +63,7 @@ class Runner {
                                : sched_.steps.size();
     for (stepIdx_ = 0; stepIdx_ < sched_.steps.size(); ++stepIdx_) {
       const Step& st = sched_.steps[stepIdx_];
+      comm_.status().step(stepIdx_, local(st) ? -1 : peer(st), static_cast<uint8_t>(st.kind));
       if (stepIdx_ == faultAt) inject(fault, st);
       switch (st.kind) {
         case StepKind::Send: send(st); break;
@@ -88,6 +89,7 @@ class Runner {
       }
       reap();
     }
+    comm_.status().step(sched_.steps.size(), allSent() ? -1 : sends_[firstLive_].peer, 0xff);
     comm_.progressUntil([&] { return reap(), allSent(); },
                         [&] { return describeWait("for sends to complete", allSent() ? -1 : sends_[firstLive_].peer); });
   }
@@ -116,8 +118,12 @@ class Runner {
     return moving.empty() ? sched_.steps.size() : moving[f.stepIndex(moving.size())];
   }
 
+  static bool local(const Step& st) {
+    return st.kind == StepKind::Copy || st.kind == StepKind::Reduce;
+  }
+
   void inject(const FaultSpec& f, const Step& st) {
-    const int to = st.kind == StepKind::Copy || st.kind == StepKind::Reduce ? -1 : peer(st);
+    const int to = local(st) ? -1 : peer(st);
     GDR_WARN(kColl, "GDR_FAULT: %s at %s, step %zu of %zu", faultKindName(f.kind), transport::describe(sig_).c_str(),
              stepIdx_ + 1, sched_.steps.size());
     switch (f.kind) {
@@ -242,6 +248,7 @@ bool runSingleMessage(Communicator& comm, const Schedule& sched, const HostBuffe
   const int peer = peerOf ? peerOf[st.peer] : st.peer;
   transport::Endpoint* ep = comm.endpoint(peer);
   const size_t bytes = r.count * bufs.elemBytes;
+  comm.status().step(0, peer, static_cast<uint8_t>(st.kind));
   auto describe = [&] {
     return waitText(st.kind == StepKind::Send ? "for a send to complete"
                                               : strprintf("to receive %zu bytes", bytes),
@@ -279,8 +286,16 @@ void execute(Communicator& comm, const Schedule& sched, const HostBuffers& bufs,
   // A GDR_FAULT armed for this call takes the runner, where its hook is.
   const FaultSpec& f = comm.config().fault;
   const bool faultHere = f.active() && f.rank == comm.rank() && f.op == sig.seq;
-  if (!faultHere && runSingleMessage(comm, sched, bufs, fn, sig, peerOf)) return;
-  Runner(comm, sched, bufs, fn, sig, peerOf).run();
+  status::StatusBoard& board = comm.status();
+  board.begin(sig, sched.steps.size());
+  try {
+    if (faultHere || !runSingleMessage(comm, sched, bufs, fn, sig, peerOf))
+      Runner(comm, sched, bufs, fn, sig, peerOf).run();
+  } catch (...) {
+    board.end(false);
+    throw;
+  }
+  board.end(true);
 }
 
 }  // namespace gdr::coll

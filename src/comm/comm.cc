@@ -68,6 +68,7 @@ void Communicator::start(std::unique_ptr<boot::Bootstrap> boot) {
   connect();
   recovery_ = std::make_unique<RecoveryChannel>(*boot_, rank_, size_);
   boot_->setUpDone();
+  registerStatus();
   // More ranks than cores on this host: a waiting rank must give its core
   // away at once or it starves the rank it waits for (as Open MPI's
   // yield-when-idle does when oversubscribed).
@@ -88,6 +89,7 @@ void Communicator::start(std::unique_ptr<boot::Bootstrap> boot) {
 Communicator::~Communicator() {
   if (abortRequested_.load(std::memory_order_acquire)) abortAll();
   if (revokeRequested_.load()) applyRevoke();
+  if (statusRegistered_) status::unregisterBoard(&status_);
   releaseDeviceState(this);
 }
 // ---- end device state hook ----
@@ -147,11 +149,19 @@ void Communicator::checkPeers() {
 void Communicator::progressUntil(FunctionRef<bool()> done, FunctionRef<std::string()> what) {
   using Clock = std::chrono::steady_clock;
   if (done()) return;
+  // A wait that lasts shows in status reports while it lasts.
+  struct Lasting {
+    status::StatusBoard& board;
+    bool on = false;
+    ~Lasting() {
+      if (on) board.waitEnded();
+    }
+  } lasting{status_};
   try {
     // The clock is read only once a wait lasts: most waits of small
     // messages end within a few polls.
     Clock::time_point deadline{}, nextCheck{};
-    bool timing = false;
+    bool& timing = lasting.on;
     int idle = 0;
     for (;;) {
       bool moved = false;
@@ -172,6 +182,7 @@ void Communicator::progressUntil(FunctionRef<bool()> done, FunctionRef<std::stri
         auto now = Clock::now();
         if (!timing) {
           timing = true;
+          status_.waitBegan();
           deadline = now + std::chrono::milliseconds(cfg_.timeoutMs);
           nextCheck = now + std::chrono::milliseconds(5);
         }
@@ -199,6 +210,7 @@ void Communicator::progressUntil(FunctionRef<bool()> done, FunctionRef<std::stri
     // A peer's failure says where this rank waited (the peer and the step),
     // as a timeout does.
     if (e.code() == gdrTimeout) {
+      status::reportNow("timeout");
       fail(e.code(), e.what());
       throw;
     }

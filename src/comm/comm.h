@@ -16,6 +16,7 @@
 #include "bootstrap/bootstrap.h"
 #include "collectives/schedule_cache.h"
 #include "comm/recovery.h"
+#include "comm/status_report.h"
 #include "comm/topo_plan.h"
 #include "core/fault.h"
 #include "core/function_ref.h"
@@ -118,6 +119,8 @@ class Communicator {
   bool revokeRequested() const { return revokeRequested_.load(); }
   // Every rank's recovery listener (set up with the endpoints; null while pending).
   const RecoveryChannel* recovery() const { return recovery_.get(); }
+  // What this communicator is doing, for status reports (comm/status_report.h).
+  status::StatusBoard& status() { return status_; }
 
   // Error state: set once by the first failure; every later call fails fast.
   void throwIfFailed();
@@ -138,6 +141,7 @@ class Communicator {
   void connectSockets(const std::vector<PeerInfo>& peers, const std::vector<int>& remote);
   void checkPeers();
   void planPlacement();
+  void registerStatus();
 
   std::unique_ptr<boot::Bootstrap> boot_;
   // A configuration that did not parse: start() fails with it on every rank.
@@ -162,6 +166,8 @@ class Communicator {
   std::atomic<bool> abortRequested_{false};
   std::atomic<bool> revokeRequested_{false};
   std::unique_ptr<RecoveryChannel> recovery_;
+  status::StatusBoard status_;
+  bool statusRegistered_ = false;
   std::atomic<gdrResult_t> asyncCode_{gdrSuccess};
   std::string asyncText_;
   mutable std::mutex mu_;

@@ -26,14 +26,23 @@ const std::vector<Info> kParams = {
      "count-0 calls); 2 also agree on (collective, type, op, count, root) before every operation. "
      "What each level catches: docs/reliability.md."},
     {"GDR_FAULT", Type::String, "",
-     "Tests only: inject one failure, rank:op:step:kind (op the collective's sequence number, step 1-based "
+     "Tests only: inject one failure, rank:op:step:kind (op the collective's sequence number, step "
+     "1-based "
      "or first/middle/last, kind kill, stall, close or corrupt); see src/core/fault.h."},
+    {"GDR_STATUS", Type::Int, "1",
+     "Status reports for stuck jobs: 1 writes what every communicator is doing on a timeout, on "
+     "SIGUSR1 (unless the program handles it) and when gdr-status asks through the process's unix "
+     "socket; 0 off. See docs/reliability.md."},
+    {"GDR_STATUS_DIR", Type::String, "/tmp",
+     "Where status reports (gdr-status-<host>-<pid>.txt and .json) and the status sockets "
+     "(gdr-status-<pid>.sock) go."},
     // algorithms
     {"GDR_ALGO", Type::String, "",
      "Force algorithms per collective, e.g. 'allreduce=ring,bcast=binomial'. "
      "See docs/algorithms.md for names."},
     {"GDR_TUNING_FILE", Type::String, "",
-     "Algorithm crossovers from this table (gdr-sim --tuning-out writes one) instead of the built-in "
+     "Algorithm crossovers from this table (gdr-sim --tuning-out writes one) instead of the "
+     "built-in "
      "ones; GDR_ALGO still wins. See docs/simulator.md."},
     {"GDR_CHUNK_BYTES", Type::Int, "0",
      "Pipelining unit of host schedules in bytes (0: whole blocks; the transports still "

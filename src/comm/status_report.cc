@@ -1,0 +1,401 @@
+#include "comm/status_report.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "collectives/reduce_host.h"
+#include "collectives/schedule.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/params.h"
+
+namespace gdr::status {
+
+namespace {
+
+constexpr uint8_t kSendsKind = 0xff;  // the wait on sends after the last step
+
+const char* stepKindName(uint8_t k) {
+  switch (k) {
+    case static_cast<uint8_t>(coll::StepKind::Send):
+      return "send";
+    case static_cast<uint8_t>(coll::StepKind::Recv):
+      return "recv";
+    case static_cast<uint8_t>(coll::StepKind::RecvReduce):
+      return "recv-reduce";
+    case static_cast<uint8_t>(coll::StepKind::Copy):
+      return "copy";
+    case static_cast<uint8_t>(coll::StepKind::Reduce):
+      return "reduce";
+    case kSendsKind:
+      return "sends";
+  }
+  return "?";
+}
+
+bool isReduction(uint8_t kind) {
+  auto k = static_cast<coll::CollKind>(kind);
+  return k == coll::CollKind::AllReduce || k == coll::CollKind::Reduce ||
+         k == coll::CollKind::ReduceScatter;
+}
+
+const char* collOf(const transport::OpSig& s) {
+  return s.kind == transport::kP2PKind ? "sendrecv"
+                                       : coll::collName(static_cast<coll::CollKind>(s.kind));
+}
+const char* typeOf(const transport::OpSig& s) {
+  return s.dtype < gdrNumTypes ? coll::typeName(static_cast<gdrDataType_t>(s.dtype)) : "?";
+}
+const char* opOf(const transport::OpSig& s) {
+  static const char* kOps[] = {"sum", "prod", "max", "min", "avg"};
+  return isReduction(s.kind) && s.op < 5 ? kOps[s.op] : "-";
+}
+double ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
+
+// The process's reporting machinery: the boards, the wake-up pipe, the
+// writer thread (which alone owns the socket). Never destroyed: the thread
+// may outlive static destructors.
+struct Reporter {
+  std::mutex mu;
+  std::vector<StatusBoard*> boards;
+  pid_t pid = 0;  // the process that started the thread (a fork starts another)
+  int pipeR = -1, pipeW = -1;
+};
+Reporter& reporter() {
+  static Reporter* r = new Reporter;
+  return *r;
+}
+std::atomic<int> gSignalFd{-1};
+
+void onSignal(int) {
+  const int saved = errno;
+  const int fd = gSignalFd.load(std::memory_order_relaxed);
+  if (fd >= 0) {
+    ssize_t n = write(fd, "u", 1);
+    (void)n;
+  }
+  errno = saved;
+}
+
+std::string dir() {
+  std::string d = param::getString("GDR_STATUS_DIR");
+  return d.empty() ? "/tmp" : d;
+}
+std::string socketPath() {
+  return strprintf("%s/gdr-status-%d.sock", dir().c_str(), (int)getpid());
+}
+std::string hostName() {
+  char host[64] = {0};
+  gethostname(host, sizeof(host) - 1);
+  for (char* c = host; *c; ++c)
+    if (*c == '/' || *c == ' ' || *c == '"' || *c == '\\') *c = '_';
+  return host;
+}
+std::string filePath(const char* ext) {
+  const std::string host = hostName();
+  return strprintf("%s/gdr-status-%s-%d.%s", dir().c_str(), host.c_str(), (int)getpid(), ext);
+}
+
+std::string escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) o += c;
+  }
+  return o;
+}
+
+std::string header(const char* reason) {
+  const auto wall = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+  return strprintf("gdr-status 1 host=%s pid=%d reason=%s time_ms=%lld\n", hostName().c_str(),
+                   (int)getpid(), reason, (long long)wall);
+}
+
+std::string renderJson(const char* reason) {
+  Reporter& r = reporter();
+  const int64_t now = nowNs();
+  std::string out = strprintf("{\"host\":\"%s\",\"pid\":%d,\"reason\":\"%s\",\"comms\":[",
+                              escape(hostName()).c_str(), (int)getpid(), escape(reason).c_str());
+  std::lock_guard<std::mutex> g(r.mu);
+  for (size_t i = 0; i < r.boards.size(); ++i) out += (i ? "," : "") + r.boards[i]->json(now);
+  return out + "]}\n";
+}
+
+void writeFile(const std::string& path, const std::string& body) {
+  const std::string tmp = path + ".tmp";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    GDR_WARN(kInit, "cannot write the status report %s: %s", tmp.c_str(), std::strerror(errno));
+    return;
+  }
+  size_t off = 0;
+  while (off < body.size()) {
+    ssize_t n = write(fd, body.data() + off, body.size() - off);
+    if (n <= 0) break;
+    off += static_cast<size_t>(n);
+  }
+  close(fd);
+  if (off != body.size() || rename(tmp.c_str(), path.c_str()) != 0) unlink(tmp.c_str());
+}
+
+std::string writeReports(const char* reason) {
+  std::string text = renderText(reason);
+  writeFile(filePath("txt"), text);
+  writeFile(filePath("json"), renderJson(reason));
+  return text;
+}
+
+// The socket exists while the process has a communicator.
+int openSocket() {
+  const std::string path = socketPath();
+  sockaddr_un a{};
+  if (path.size() >= sizeof(a.sun_path)) return -1;
+  a.sun_family = AF_UNIX;
+  std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  unlink(path.c_str());
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 || listen(fd, 8) != 0) {
+    GDR_INFO(kInit, "no status socket at %s: %s", path.c_str(), std::strerror(errno));
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+void answer(int listenFd) {
+  int c = accept4(listenFd, nullptr, nullptr, SOCK_CLOEXEC);
+  if (c < 0) return;
+  timeval tv{1, 0};
+  setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  const std::string text = writeReports("request");
+  size_t off = 0;
+  while (off < text.size()) {
+    ssize_t n = send(c, text.data() + off, text.size() - off, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    off += static_cast<size_t>(n);
+  }
+  close(c);
+}
+
+void writerLoop(int pipeR) {
+  int sock = -1;
+  for (;;) {
+    pollfd p[2] = {{pipeR, POLLIN, 0}, {sock, POLLIN, 0}};
+    if (poll(p, sock >= 0 ? 2 : 1, -1) < 0 && errno != EINTR) return;
+    if (p[0].revents & POLLIN) {
+      char buf[64];
+      ssize_t n = read(pipeR, buf, sizeof(buf));
+      bool report = false;
+      for (ssize_t i = 0; i < n; ++i) report |= buf[i] == 'u';
+      if (report) {
+        writeReports("SIGUSR1");
+        GDR_WARN(kInit, "SIGUSR1: status report written to %s", filePath("txt").c_str());
+      }
+      // Registrations changed: the socket follows whether boards exist
+      // (made anew: unregisterBoard may have unlinked its name already).
+      bool any;
+      {
+        std::lock_guard<std::mutex> g(reporter().mu);
+        any = !reporter().boards.empty();
+      }
+      if (sock >= 0) close(sock);
+      sock = -1;
+      if (any)
+        sock = openSocket();
+      else
+        unlink(socketPath().c_str());
+    }
+    if (sock >= 0 && (p[1].revents & POLLIN)) answer(sock);
+  }
+}
+
+// Under r.mu, in a process without a writer thread yet.
+void startWriter(Reporter& r) {
+  if (r.pipeR >= 0) {  // the parent's, inherited through fork
+    close(r.pipeR);
+    close(r.pipeW);
+  }
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+    throw SystemError("pipe for the status reporter", errno);
+  r.pipeR = fds[0];
+  r.pipeW = fds[1];
+  r.pid = getpid();
+  gSignalFd.store(r.pipeW);
+  // SIGUSR1 only if the program has not taken it (its default ends the process).
+  struct sigaction old {};
+  if (sigaction(SIGUSR1, nullptr, &old) == 0 && old.sa_handler == SIG_DFL &&
+      !(old.sa_flags & SA_SIGINFO)) {
+    struct sigaction sa {};
+    sa.sa_handler = onSignal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGUSR1, &sa, nullptr);
+  }
+  std::thread(writerLoop, r.pipeR).detach();
+}
+
+void poke(Reporter& r, char c) {
+  if (r.pipeW >= 0) {
+    ssize_t n = write(r.pipeW, &c, 1);
+    (void)n;
+  }
+}
+
+}  // namespace
+
+int64_t nowNs() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+bool enabled() {
+  static const bool on = param::getInt("GDR_STATUS") != 0;
+  return on;
+}
+
+void StatusBoard::identify(int rank, int size, const std::string& commId) {
+  std::lock_guard<std::mutex> g(mu_);
+  rank_ = rank;
+  size_ = size;
+  commId_ = commId;
+}
+
+void StatusBoard::begin(const transport::OpSig& sig, size_t steps) noexcept {
+  std::lock_guard<std::mutex> g(mu_);
+  cur_.sig = sig;
+  cur_.steps = static_cast<uint32_t>(steps);
+  cur_.startNs = nowNs();
+  inFlight_ = true;
+  step(0, -1, 0);
+  waitEnded();
+}
+
+void StatusBoard::waitBegan() noexcept { waitSinceNs_.store(nowNs(), std::memory_order_relaxed); }
+
+void StatusBoard::end(bool ok) noexcept {
+  std::lock_guard<std::mutex> g(mu_);
+  if (!inFlight_) return;
+  cur_.endNs = nowNs();
+  cur_.ok = ok;
+  done_[nDone_++ % kHistory] = cur_;
+  inFlight_ = false;
+}
+
+std::string StatusBoard::text(int64_t now) const {
+  std::lock_guard<std::mutex> g(mu_);
+  std::string out = strprintf("comm id=%s rank=%d size=%d\n", commId_.c_str(), rank_, size_);
+  auto fields = [](const OpRecord& o) {
+    return strprintf("seq=%llu coll=%s dtype=%s op=%s count=%llu", (unsigned long long)o.sig.seq,
+                     collOf(o.sig), typeOf(o.sig), opOf(o.sig), (unsigned long long)o.sig.count);
+  };
+  if (inFlight_) {
+    const uint8_t kind = kind_.load(std::memory_order_relaxed);
+    const int64_t since = waitSinceNs_.load(std::memory_order_relaxed);
+    out +=
+        strprintf("inflight %s step=%u steps=%u kind=%s peer=%d elapsed_ms=%.1f waiting_ms=%.1f\n",
+                  fields(cur_).c_str(), step_.load(std::memory_order_relaxed) + 1, cur_.steps,
+                  stepKindName(kind), peer_.load(std::memory_order_relaxed), ms(now - cur_.startNs),
+                  since ? ms(now - since) : -1.0);
+  } else {
+    out += "idle\n";
+  }
+  for (uint64_t i = 0; i < std::min<uint64_t>(nDone_, kHistory); ++i) {
+    const OpRecord& o = done_[(nDone_ - 1 - i) % kHistory];
+    out += strprintf("done %s ms=%.3f result=%s\n", fields(o).c_str(), ms(o.endNs - o.startNs),
+                     o.ok ? "ok" : "failed");
+  }
+  return out;
+}
+
+std::string StatusBoard::json(int64_t now) const {
+  std::lock_guard<std::mutex> g(mu_);
+  auto fields = [](const OpRecord& o) {
+    return strprintf("\"seq\":%llu,\"coll\":\"%s\",\"dtype\":\"%s\",\"op\":\"%s\",\"count\":%llu",
+                     (unsigned long long)o.sig.seq, collOf(o.sig), typeOf(o.sig), opOf(o.sig),
+                     (unsigned long long)o.sig.count);
+  };
+  std::string out =
+      strprintf("{\"id\":\"%s\",\"rank\":%d,\"size\":%d,\"in_flight\":", escape(commId_).c_str(),
+                rank_, size_);
+  if (inFlight_) {
+    const int64_t since = waitSinceNs_.load(std::memory_order_relaxed);
+    out += strprintf(
+        "{%s,\"step\":%u,\"steps\":%u,\"kind\":\"%s\",\"peer\":%d,\"elapsed_ms\":%.1f,\"waiting_"
+        "ms\":%.1f}",
+        fields(cur_).c_str(), step_.load(std::memory_order_relaxed) + 1, cur_.steps,
+        stepKindName(kind_.load(std::memory_order_relaxed)), peer_.load(std::memory_order_relaxed),
+        ms(now - cur_.startNs), since ? ms(now - since) : -1.0);
+  } else {
+    out += "null";
+  }
+  out += ",\"completed\":[";
+  for (uint64_t i = 0; i < std::min<uint64_t>(nDone_, kHistory); ++i) {
+    const OpRecord& o = done_[(nDone_ - 1 - i) % kHistory];
+    out += strprintf("%s{%s,\"ms\":%.3f,\"ok\":%s}", i ? "," : "", fields(o).c_str(),
+                     ms(o.endNs - o.startNs), o.ok ? "true" : "false");
+  }
+  return out + "]}";
+}
+
+void registerBoard(StatusBoard* b) {
+  if (!enabled()) return;
+  Reporter& r = reporter();
+  std::lock_guard<std::mutex> g(r.mu);
+  if (r.pid != getpid()) {
+    r.boards.clear();  // the parent's, if this process was forked
+    startWriter(r);
+  }
+  r.boards.push_back(b);
+  poke(r, 'r');
+}
+
+void unregisterBoard(StatusBoard* b) {
+  if (!enabled()) return;
+  Reporter& r = reporter();
+  std::lock_guard<std::mutex> g(r.mu);
+  if (r.pid != getpid()) return;
+  for (size_t i = 0; i < r.boards.size(); ++i)
+    if (r.boards[i] == b) {
+      r.boards.erase(r.boards.begin() + static_cast<long>(i));
+      // The name goes now: the process may exit before the writer runs.
+      if (r.boards.empty()) unlink(socketPath().c_str());
+      poke(r, 'r');
+      return;
+    }
+}
+
+std::string renderText(const char* reason) {
+  Reporter& r = reporter();
+  const int64_t now = nowNs();
+  std::string out = header(reason);
+  std::lock_guard<std::mutex> g(r.mu);
+  for (auto* b : r.boards) out += b->text(now);
+  return out + "end\n";
+}
+
+void reportNow(const char* reason) noexcept {
+  if (!enabled()) return;
+  try {
+    writeReports(reason);
+    GDR_INFO(kInit, "status report written to %s", filePath("txt").c_str());
+  } catch (...) {
+  }
+}
+
+}  // namespace gdr::status

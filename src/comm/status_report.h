@@ -1,0 +1,86 @@
+// A view into a stuck job. Every communicator keeps a status board: the
+// collective in flight (sequence number, collective, type, count, the step
+// it is at, the peer of that step, since when it waits) and the last
+// completed ones. On a timeout, on SIGUSR1 and when a client connects to
+// the process's unix socket (GDR_STATUS_DIR/gdr-status-<pid>.sock), the
+// process writes every board as text and JSON to
+// GDR_STATUS_DIR/gdr-status-<host>-<pid>.{txt,json}; gdr-status
+// (src/tools/gdr_status.cc) merges the ranks' reports into one answer.
+//
+// The signal handler only writes a byte to a pipe (async-signal-safe); a
+// thread of the library's own, started with the first communicator, does
+// the writing. The board's fast path is a few relaxed atomic stores per step
+// and an uncontended lock at the start and end of each collective.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "transport/transport.h"
+
+namespace gdr::status {
+
+// One collective, as a report shows it.
+struct OpRecord {
+  transport::OpSig sig;
+  uint32_t steps = 0;
+  int64_t startNs = 0, endNs = 0;
+  bool ok = true;
+};
+
+class StatusBoard {
+ public:
+  static constexpr size_t kHistory = 16;
+  StatusBoard() = default;
+  StatusBoard(const StatusBoard&) = delete;
+  StatusBoard& operator=(const StatusBoard&) = delete;
+
+  // Who the board belongs to, for the reports (set once, before register).
+  void identify(int rank, int size, const std::string& commId);
+  void begin(const transport::OpSig& sig, size_t steps) noexcept;
+  // The step about to run (0-based; `steps` for the wait on sends after the
+  // last), its peer (-1 for a local step) and kind (coll::StepKind).
+  void step(size_t idx, int peer, uint8_t kind) noexcept {
+    step_.store(static_cast<uint32_t>(idx), std::memory_order_relaxed);
+    peer_.store(peer, std::memory_order_relaxed);
+    kind_.store(kind, std::memory_order_relaxed);
+  }
+  // A wait that lasts began (now) or ended.
+  void waitBegan() noexcept;
+  void waitEnded() noexcept { waitSinceNs_.store(0, std::memory_order_relaxed); }
+  void end(bool ok) noexcept;
+
+  // The board as report lines (text) and as a JSON object.
+  std::string text(int64_t nowNs) const;
+  std::string json(int64_t nowNs) const;
+
+ private:
+  mutable std::mutex mu_;
+  int rank_ = 0, size_ = 0;
+  std::string commId_;
+  bool inFlight_ = false;
+  OpRecord cur_;
+  OpRecord done_[kHistory];
+  uint64_t nDone_ = 0;
+  std::atomic<uint32_t> step_{0};
+  std::atomic<int> peer_{-1};
+  std::atomic<uint8_t> kind_{0};
+  std::atomic<int64_t> waitSinceNs_{0};
+};
+
+int64_t nowNs() noexcept;
+// Whether reports are on (GDR_STATUS, read once).
+bool enabled();
+// Boards the reports cover; the first registration starts the writer
+// thread, the signal handler and the socket (once per process, again after
+// a fork).
+void registerBoard(StatusBoard* b);
+void unregisterBoard(StatusBoard* b);
+// Writes the report files now, from the calling thread (a timeout's).
+void reportNow(const char* reason) noexcept;
+// The report text as the files and the socket give it.
+std::string renderText(const char* reason);
+
+}  // namespace gdr::status

@@ -1,0 +1,177 @@
+// Status reports of a stuck job (comm/status_report.h) and the gdr-status
+// tool that merges them: a rank stalled by GDR_FAULT at np 3; SIGUSR1, the
+// socket and the timeout each produce reports; gdr-status names the rank
+// everyone ends up waiting for. And the tool's answer on hand-made reports.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/exit_checks.h"
+#include "support/multiproc.h"
+
+namespace {
+
+std::string run(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> filesEnding(const std::string& dir, const std::string& suffix) {
+  std::vector<std::string> out;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n.size() > suffix.size() &&
+          n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
+        out.push_back(n);
+    }
+    closedir(d);
+  }
+  return out;
+}
+
+std::string tempDir() {
+  char t[] = "/tmp/gdr-status-test-XXXXXX";
+  return mkdtemp(t) ? t : "";
+}
+
+const std::string kTool = std::string(GDR_BIN_DIR) + "/gdr-status";
+
+// Rank 1 stalls (2.5 x GDR_TIMEOUT_MS) at a middle step of its third
+// all-reduce; ranks 0 and 2 wait for it. While they wait, SIGUSR1 to every
+// rank writes each one's report, and gdr-status (through the sockets) says
+// that the chain of waits ends at rank 1, which is in all-reduce #3 and not
+// waiting; then the others time out and their reports say so.
+TEST(StatusReport, StalledRankIsNamedBySignalSocketAndTimeout) {
+  const std::string dir = tempDir();
+  ASSERT_FALSE(dir.empty());
+  std::string toolNow, signalled;
+  std::thread probe([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    for (const auto& s : filesEnding(dir, ".sock")) {
+      int pid = std::atoi(s.c_str() + std::strlen("gdr-status-"));
+      if (pid > 0) kill(pid, SIGUSR1);
+      signalled += std::to_string(pid) + " ";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    toolNow = run(kTool + " --dir " + dir + " 2>&1");
+  });
+  auto exits = gdrtest::runRanks(
+      3,
+      [](int, int, gdrComm_t comm) {
+        std::vector<float> buf(3000, 1.0f);
+        for (int i = 0; i < 3; ++i)
+          if (gdrAllReduce(buf.data(), buf.data(), buf.size(), gdrFloat32, gdrSum, comm, nullptr) !=
+              gdrSuccess)
+            break;
+        usleep(100 * 1000);
+        return 0;
+      },
+      {{"GDR_TIMEOUT_MS", "3000"}, {"GDR_FAULT", "1:3:middle:stall"}, {"GDR_STATUS_DIR", dir}}, 60);
+  probe.join();
+  gdrtest::expectAllOk(exits);
+
+  // SIGUSR1: every rank wrote a report while it was in all-reduce #3.
+  EXPECT_EQ(std::count(signalled.begin(), signalled.end(), ' '), 3) << "sockets: " << signalled;
+  // The tool, through the sockets, while the job was stuck.
+  EXPECT_NE(toolNow.find("3 of 3 ranks reported"), std::string::npos) << toolNow;
+  EXPECT_NE(toolNow.find("likely culprit: rank 1, which is at step"), std::string::npos) << toolNow;
+  EXPECT_NE(toolNow.find("of allreduce #3, not waiting for a peer"), std::string::npos) << toolNow;
+  EXPECT_NE(toolNow.find("waits at step"), std::string::npos) << toolNow;
+  EXPECT_NE(toolNow.find("for rank 1; rank 1 is at step"), std::string::npos) << toolNow;
+
+  // The files: the first of ranks 0 and 2 to time out rewrote its report
+  // then, in the call (the other may fail from its abort notice first).
+  auto txt = filesEnding(dir, ".txt");
+  auto json = filesEnding(dir, ".json");
+  EXPECT_EQ(txt.size(), 3u);
+  EXPECT_EQ(json.size(), 3u);
+  int timeouts = 0, inflight = 0;
+  for (const auto& f : txt) {
+    std::string t = slurp(dir + "/" + f);
+    timeouts += t.find("reason=timeout") != std::string::npos;
+    inflight += t.find("inflight seq=3 coll=allreduce dtype=float32 op=sum count=3000") !=
+                std::string::npos;
+    EXPECT_NE(t.find("done seq=2 coll=allreduce"), std::string::npos) << t;
+  }
+  EXPECT_GE(timeouts, 1);
+  EXPECT_EQ(inflight, 3);
+  for (const auto& f : json) {
+    std::string j = slurp(dir + "/" + f);
+    EXPECT_NE(j.find("\"in_flight\":{\"seq\":3,\"coll\":\"allreduce\""), std::string::npos) << j;
+  }
+  // The tool from the files alone, after the job: still rank 1.
+  std::string fromFiles = run(kTool + " --files-only --dir " + dir + " 2>&1");
+  EXPECT_NE(fromFiles.find("likely culprit: rank 1"), std::string::npos) << fromFiles;
+  // The sockets went with the communicators.
+  EXPECT_TRUE(filesEnding(dir, ".sock").empty());
+  run("rm -rf " + dir);
+}
+
+// Hand-made reports: the answer names who waits where for whom.
+TEST(StatusReport, ToolMergesReportsIntoOneAnswer) {
+  const std::string dir = tempDir();
+  ASSERT_FALSE(dir.empty());
+  auto write = [&](int pid, const std::string& body) {
+    std::ofstream(dir + "/gdr-status-h-" + std::to_string(pid) + ".txt")
+        << "gdr-status 1 host=h pid=" << pid << " reason=SIGUSR1 time_ms=1\n"
+        << body << "end\n";
+  };
+  const std::string done16 =
+      "done seq=16 coll=allreduce dtype=float32 op=sum count=8 ms=0.1 result=ok\n";
+  write(10,
+        "comm id=ab rank=0 size=4\ninflight seq=17 coll=allreduce dtype=float32 op=sum count=8 "
+        "step=5 "
+        "steps=8 kind=recv peer=2 elapsed_ms=900 waiting_ms=800\n" +
+            done16);
+  write(12,
+        "comm id=ab rank=2 size=4\ninflight seq=17 coll=allreduce dtype=float32 op=sum count=8 "
+        "step=3 "
+        "steps=8 kind=recv peer=1 elapsed_ms=1000 waiting_ms=990\n" +
+            done16);
+  write(11, "comm id=ab rank=1 size=4\nidle\n" + done16);
+  std::string out = run(kTool + " --files-only --dir " + dir + " 2>&1");
+  EXPECT_NE(out.find("communicator ab: 3 of 4 ranks reported"), std::string::npos) << out;
+  EXPECT_NE(
+      out.find(
+          "rank 2 waits at step 3 of 8 (recv) of allreduce #17 for rank 1; rank 1 is idle after "
+          "allreduce #16"),
+      std::string::npos)
+      << out;
+  EXPECT_NE(
+      out.find(
+          "rank 0 waits at step 5 of 8 (recv) of allreduce #17 for rank 2; rank 2 is at step 3"),
+      std::string::npos)
+      << out;
+  EXPECT_NE(out.find("rank 3 has no report"), std::string::npos) << out;
+  EXPECT_NE(out.find("chain of waits: rank 2 -> rank 1\nlikely culprit: rank 1, which is idle "
+                     "after allreduce #16"),
+            std::string::npos)
+      << out;
+  run("rm -rf " + dir);
+}
+
+}  // namespace
