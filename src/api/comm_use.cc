@@ -182,4 +182,12 @@ void releaseWhenUnused(Communicator* c) {
   }).detach();
 }
 
+bool usedByAnotherCall(Communicator* c, bool ownCounted) {
+  if (asymmetricFenceAvailable()) {
+    asymmetricFence();
+    if (heldElsewhere(c, &mine())) return true;
+  }
+  return c->refCount() > 1 + (ownCounted ? 1 : 0);
+}
+
 }  // namespace gdr::api

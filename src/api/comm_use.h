@@ -34,6 +34,7 @@ class CommUse {
   void reset() noexcept;
   Communicator* get() const { return c_; }
   Communicator* operator->() const { return c_; }
+  bool counted() const { return ref_.get() != nullptr; }
 
  private:
   Communicator* c_ = nullptr;
@@ -55,5 +56,11 @@ void clearHazard(int slot) noexcept;
 // a short wait, a reaper thread drops the reference when that call returns,
 // so destroy and abort never block on a stuck call.
 void releaseWhenUnused(Communicator* c);
+
+// Whether a call other than the caller's own holds `c` (through another
+// thread's hazard slot, or a counted reference beyond the registry's and,
+// if `ownCounted`, the caller's). Called after a flag store every call
+// checks: the asymmetric fence makes a call that the scan misses see it.
+bool usedByAnotherCall(Communicator* c, bool ownCounted);
 
 }  // namespace gdr::api

@@ -10,12 +10,20 @@ using gdr::api::guarded;
 
 extern "C" {
 
+// The revoking thread tells the peers itself only when no other call holds
+// the communicator (so no two threads touch an endpoint at once): the flag
+// is set first, and a call that starts after the check sees it before it
+// touches an endpoint (api/comm_use.h). Otherwise the call in progress tells
+// them from its wait, or, if it ends first, the next call or the free does.
 gdrResult_t gdrCommRevoke(gdrComm_t comm) {
-  return guarded("gdrCommRevoke", comm, [&] {
-    gdr::Communicator& c = checkComm(comm);
+  return guarded("gdrCommRevoke", nullptr, [&] {
+    gdr::api::CommUse use = gdr::api::useComm(comm);
+    if (!use.get()) throw gdr::InvalidArgument("comm is not a live communicator");
+    gdr::Communicator& c = *use.get();
     if (c.pending())
       throw gdr::InvalidUsage("the communicator is not connected yet (inside a group)");
     c.requestRevoke();
+    if (!gdr::api::usedByAnotherCall(&c, use.counted())) c.applyRevoke();
   });
 }
 

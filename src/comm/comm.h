@@ -104,15 +104,17 @@ class Communicator {
   // progress and every group share holding the communicator one more; the
   // last release frees it (so gdrCommAbort from one thread never frees it
   // under another thread's wait). retain() needs a reference already held.
-  void retain() noexcept { refs_.fetch_add(1); }  // seq_cst: requestRevoke reads it
+  void retain() noexcept { refs_.fetch_add(1); }  // seq_cst: gdrCommRevoke reads it
+  int refCount() const noexcept { return refs_.load(); }
   static void release(Communicator* c) noexcept;
   // gdrCommAbort: every wait on the communicator, on any thread, fails at
   // once; the peers are told when the waiter fails (or at the free).
   void requestAbort() noexcept { abortRequested_.store(true, std::memory_order_release); }
 
-  // gdrCommRevoke (comm/revoke.cc): this rank's waiting call fails at once
-  // and tells the peers; with no call in progress the caller tells them.
-  void requestRevoke() noexcept;
+  // gdrCommRevoke (comm/revoke.cc): a waiting call on this rank fails at
+  // once and tells the peers, as does the next call; the API layer calls
+  // applyRevoke itself when no other call holds the communicator.
+  void requestRevoke() noexcept { revokeRequested_.store(true); }
   // Tells the peers of a revoke requested here (idempotent; the calling
   // thread must be the one driving the communicator).
   void applyRevoke() noexcept;

@@ -320,7 +320,8 @@ class Shrinker {
 gdrComm* shrinkCommunicator(Communicator& old, const std::vector<int>& exclude) {
   if (old.pending()) throw InvalidUsage("the communicator is not connected yet (inside a group)");
   if (!old.recovery()) throw InvalidUsage("the communicator has no recovery listener");
-  // A peer still waiting in the old communicator comes out.
+  // A peer still waiting in the old communicator comes out (the caller is
+  // the thread that drives it).
   old.requestRevoke();
   old.applyRevoke();
   return Shrinker(old, exclude).run();
