@@ -12,8 +12,8 @@
 #include <random>
 #include <vector>
 
+#include "core/datatype.h"
 #include "core/error.h"
-#include "collectives/reduce_host.h"
 #include "progress/staged_plan.h"
 
 // memcpy that accepts empty ranges (an empty vector's data() may be null).
@@ -69,7 +69,7 @@ void doCopy(const Copy2D& c, char* slotIn, char* slotOut, bool toHost) {
 void refCollective(std::vector<CollCall>& calls) {
   const int n = static_cast<int>(calls.size());
   const size_t m = calls[0].count;
-  const size_t eb = coll::typeSize(calls[0].type);  // sealed plans move bytes
+  const size_t eb = gdr::typeSize(calls[0].type);  // sealed plans move bytes
   auto inB = [&](int r) { return static_cast<const char*>(calls[r].sendbuf); };
   auto outB = [&](int r) { return static_cast<char*>(calls[r].recvbuf); };
   auto in = [&](int r) { return static_cast<const int32_t*>(calls[r].sendbuf); };

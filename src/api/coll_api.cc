@@ -7,13 +7,13 @@
 #include <type_traits>
 
 #include "api/guard.h"
-#include "collectives/reduce_host.h"
 #include "comm/device_colls.h"
-#include "comm/host_colls.h"
 #include "comm/group.h"
 #include "comm/group_device.h"
+#include "comm/host_colls.h"
 #include "comm/p2p.h"
 #include "comm/staged_path.h"
+#include "core/datatype.h"
 #include "core/memory_kind.h"
 
 using gdr::CollCall;
@@ -61,7 +61,7 @@ void checkOp(const gdrRedOp_t& op) {
 void checkCount(size_t count, size_t multiplier, gdrDataType_t t, const char* what) {
   size_t elems = 0, bytes = 0;
   const bool overflow = __builtin_mul_overflow(count, multiplier ? multiplier : 1, &elems) ||
-                        __builtin_mul_overflow(elems, gdr::coll::typeSize(t), &bytes);
+                        __builtin_mul_overflow(elems, gdr::typeSize(t), &bytes);
   GDR_CHECK_ARG(!overflow && bytes <= SIZE_MAX / 4,
                 "%s %zu is too large (a negative count converted to size_t?)", what, count);
 }

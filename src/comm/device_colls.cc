@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "collectives/fused.h"
-#include "collectives/reduce_host.h"
 #include "comm/p2p.h"
 #include "comm/single_rank.h"
 #include "comm/staged_path.h"
+#include "core/datatype.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/memory_kind.h"
@@ -168,7 +168,7 @@ cudaError_t launchUniformExchange(const AlgoPolicy& pol, const ipc::IpcView& v, 
 void runIpc(Communicator& comm, ipc::IpcContext& ctx, const AlgoPolicy& pol, const CollCall& call, cudaStream_t s) {
   const ipc::IpcView& v = ctx.view();
   const int n = comm.size(), me = comm.rank();
-  const size_t eb = coll::typeSize(call.type);
+  const size_t eb = gdr::typeSize(call.type);
   auto in = [&](const void* p) { return static_cast<const char*>(p); };
   cudaError_t rc = cudaSuccess;
   switch (call.kind) {
@@ -363,7 +363,7 @@ void runDeviceCollective(Communicator& comm, const CollCall& call, gdrStream_t s
   }
   if (call.blockAtStart && comm.rank() != 0) {
     // The block moves to its slot first, stream-ordered (host_colls.h).
-    const size_t bytes = call.count * coll::typeSize(call.type);
+    const size_t bytes = call.count * gdr::typeSize(call.type);
     char* out = static_cast<char*>(call.recvbuf);
     checkCuda(cudaMemcpyAsync(out + comm.rank() * bytes, out, bytes, cudaMemcpyDeviceToDevice, s),
               "moving this rank's all-gather block to its slot");
@@ -378,11 +378,13 @@ void runDeviceCollective(Communicator& comm, const CollCall& call, gdrStream_t s
 }
 
 void deviceSend(Communicator& comm, const void* buf, size_t count, gdrDataType_t type, int peer, gdrStream_t stream) {
-  runOne({&comm, true, buf, nullptr, count * coll::typeSize(type), peer, reinterpret_cast<cudaStream_t>(stream)});
+  runOne({&comm, true, buf, nullptr, count * gdr::typeSize(type), peer,
+          reinterpret_cast<cudaStream_t>(stream)});
 }
 
 void deviceRecv(Communicator& comm, void* buf, size_t count, gdrDataType_t type, int peer, gdrStream_t stream) {
-  runOne({&comm, false, nullptr, buf, count * coll::typeSize(type), peer, reinterpret_cast<cudaStream_t>(stream)});
+  runOne({&comm, false, nullptr, buf, count * gdr::typeSize(type), peer,
+          reinterpret_cast<cudaStream_t>(stream)});
 }
 
 void deviceP2PBatch(Communicator& comm, const std::vector<P2PRequest>& reqs) {
@@ -390,7 +392,7 @@ void deviceP2PBatch(Communicator& comm, const std::vector<P2PRequest>& reqs) {
   std::vector<DeviceP2P> ops;
   ops.reserve(reqs.size());
   for (const P2PRequest& r : reqs)
-    ops.push_back({&comm, r.isSend, r.sendBuf, r.recvBuf, r.count * coll::typeSize(r.type), r.peer,
+    ops.push_back({&comm, r.isSend, r.sendBuf, r.recvBuf, r.count * gdr::typeSize(r.type), r.peer,
                    reinterpret_cast<cudaStream_t>(r.stream)});
   runP2P(comm, ops);
 }

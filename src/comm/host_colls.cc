@@ -41,7 +41,7 @@ void runHostCollective(Communicator& comm, const CollCall& call) {
     if (c.bytes) std::memmove(c.dst, c.src, c.bytes);
     return;
   }
-  const size_t eb = coll::typeSize(call.type);
+  const size_t eb = gdr::typeSize(call.type);
 
   coll::CollArgs args;
   args.kind = call.kind;

@@ -5,7 +5,7 @@
 #include <mutex>
 #include <vector>
 
-#include "collectives/reduce_host.h"
+#include "core/datatype.h"
 #include "core/error.h"
 
 namespace gdr {
@@ -126,18 +126,18 @@ void runOne(const P2POp& op) {
 }  // namespace
 
 void p2pSend(Communicator& comm, const void* buf, size_t count, gdrDataType_t type, int peer) {
-  runOne({&comm, true, buf, nullptr, count * coll::typeSize(type), peer, p2pSig(count, type)});
+  runOne({&comm, true, buf, nullptr, count * gdr::typeSize(type), peer, p2pSig(count, type)});
 }
 
 void p2pRecv(Communicator& comm, void* buf, size_t count, gdrDataType_t type, int peer) {
-  runOne({&comm, false, nullptr, buf, count * coll::typeSize(type), peer, p2pSig(count, type)});
+  runOne({&comm, false, nullptr, buf, count * gdr::typeSize(type), peer, p2pSig(count, type)});
 }
 
 void p2pRunBatch(Communicator& comm, const std::vector<P2PRequest>& reqs) {
   std::vector<P2POp> ops;
   ops.reserve(reqs.size());
   for (const P2PRequest& r : reqs)
-    ops.push_back({&comm, r.isSend, r.sendBuf, r.recvBuf, r.count * coll::typeSize(r.type), r.peer,
+    ops.push_back({&comm, r.isSend, r.sendBuf, r.recvBuf, r.count * gdr::typeSize(r.type), r.peer,
                    p2pSig(r.count, r.type, r.preSealed)});
   runBatch(ops);
 }

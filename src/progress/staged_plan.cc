@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "collectives/reduce_host.h"
+#include "core/datatype.h"
 #include "core/error.h"
 
 namespace gdr::staged {
@@ -46,8 +46,9 @@ Copy2D sealedRows(Copy2D c, security::SealId first, int origin, int originStep, 
 
 class CollPlan final : public Plan {
  public:
-  CollPlan(const CollCall& call, int rank, int nranks, size_t segBytes, HostCollFn run, SealSpec seal)
-      : c_(call), me_(rank), n_(nranks), eb_(coll::typeSize(call.type)), run_(std::move(run)) {
+  CollPlan(const CollCall& call, int rank, int nranks, size_t segBytes, HostCollFn run,
+           SealSpec seal)
+      : c_(call), me_(rank), n_(nranks), eb_(gdr::typeSize(call.type)), run_(std::move(run)) {
     sealed_ = seal.on && sealable(call.kind) && call.count > 0;
     sealSeq_ = seal.seq;
     tag_ = sealed_ ? kSealTagBytes : 0;

@@ -6,9 +6,9 @@
 #include <cstring>
 #include <vector>
 
-#include "collectives/reduce_host.h"
 #include "compat/nccl/nccl_compat.h"
 #include "compat/nccl/nccl_group.h"
+#include "core/datatype.h"
 #include "core/memory_kind.h"
 
 #if GDR_HAVE_CUDA
@@ -138,10 +138,14 @@ void hostScale(void* dst, const void* src, size_t n, gdrDataType_t t, const void
     case gdrUint64: return scaleTyped<uint64_t>(dst, src, n, scalar);
     case gdrFloat32: return scaleTyped<float>(dst, src, n, scalar);
     case gdrFloat64: return scaleTyped<double>(dst, src, n, scalar);
-    case gdrFloat16: return scaleNarrow<uint16_t, coll::halfToFloat, coll::floatToHalf>(dst, src, n, scalar);
-    case gdrBfloat16: return scaleNarrow<uint16_t, coll::bf16ToFloat, coll::floatToBf16>(dst, src, n, scalar);
-    case gdrFloat8e4m3: return scaleNarrow<uint8_t, coll::fp8e4m3ToFloat, coll::floatToFp8e4m3>(dst, src, n, scalar);
-    case gdrFloat8e5m2: return scaleNarrow<uint8_t, coll::fp8e5m2ToFloat, coll::floatToFp8e5m2>(dst, src, n, scalar);
+    case gdrFloat16:
+      return scaleNarrow<uint16_t, gdr::halfToFloat, gdr::floatToHalf>(dst, src, n, scalar);
+    case gdrBfloat16:
+      return scaleNarrow<uint16_t, gdr::bf16ToFloat, gdr::floatToBf16>(dst, src, n, scalar);
+    case gdrFloat8e4m3:
+      return scaleNarrow<uint8_t, gdr::fp8e4m3ToFloat, gdr::floatToFp8e4m3>(dst, src, n, scalar);
+    case gdrFloat8e5m2:
+      return scaleNarrow<uint8_t, gdr::fp8e5m2ToFloat, gdr::floatToFp8e5m2>(dst, src, n, scalar);
     default: throw InternalError("hostScale: bad type");
   }
 }
