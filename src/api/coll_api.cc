@@ -9,10 +9,10 @@
 #include "api/guard.h"
 #include "comm/device_colls.h"
 #include "comm/group.h"
-#include "comm/group_device.h"
 #include "comm/host_colls.h"
 #include "comm/p2p.h"
 #include "comm/staged_path.h"
+#include "core/cuda.h"
 #include "core/datatype.h"
 #include "core/memory_kind.h"
 

@@ -4,7 +4,7 @@
 #include "api/guard.h"
 #include "bootstrap/bootstrap.h"
 #include "comm/group.h"
-#include "comm/group_device.h"
+#include "core/cuda.h"
 #include "core/params.h"
 
 using gdr::api::checkComm;

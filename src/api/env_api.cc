@@ -3,7 +3,7 @@
 #include "api/guard.h"
 #include "bootstrap/bootstrap.h"
 #include "comm/group.h"
-#include "comm/group_device.h"
+#include "core/cuda.h"
 #include "gdrcoll.h"
 
 extern "C" gdrResult_t gdrCommInitFromEnv(gdrComm_t* comm) {

@@ -11,6 +11,7 @@
 #include "comm/p2p.h"
 #include "comm/single_rank.h"
 #include "comm/staged_path.h"
+#include "core/cuda.h"
 #include "core/datatype.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -69,13 +70,6 @@ DeviceState& stateOf(const Communicator& comm) {
   return *s;
 }
 
-void checkCuda(cudaError_t rc, const char* what) {
-  if (rc != cudaSuccess) {
-    cudaGetLastError();
-    throw Error(gdrCudaError, strprintf("%s: %s", what, cudaGetErrorString(rc)));
-  }
-}
-
 // Fails the communicator if a kernel's barrier timed out (a peer died or
 // never called the collective).
 void checkDeviceErrors(Communicator& comm, const ipc::IpcContext& ctx) {
@@ -120,21 +114,6 @@ ipc::IpcContext* ipcFor(Communicator& comm) {
   }
   if (st.ipc) checkDeviceErrors(comm, *st.ipc);
   return st.ipc.get();
-}
-
-// Launches on the context's device, restoring the caller's current device.
-template <typename F>
-void onDevice(int device, F&& f) {
-  int cur = -1;
-  checkCuda(cudaGetDevice(&cur), "cudaGetDevice");
-  if (cur != device) checkCuda(cudaSetDevice(device), "cudaSetDevice");
-  try {
-    f();
-  } catch (...) {
-    if (cur != device) cudaSetDevice(cur);
-    throw;
-  }
-  if (cur != device) checkCuda(cudaSetDevice(cur), "cudaSetDevice");
 }
 
 // Measured on 2 x H200 (NV18), bench/results/h200x2.md: one-shot with up to
@@ -321,7 +300,8 @@ void runP2P(Communicator& comm, const std::vector<DeviceP2P>& ops) {
   }
   if (sends[comm.rank()].size() != recvs[comm.rank()].size())
     throw InvalidUsage("device send/recv to oneself must come in matching pairs inside one group");
-  onDevice(ctx->device(), [&] {
+  {
+    ScopedDevice onCtx(ctx->device());
     for (size_t k = 0; k < rounds; ++k) {
       ipc::Exchange x;
       for (int p = 0; p < n; ++p) {
@@ -339,7 +319,7 @@ void runP2P(Communicator& comm, const std::vector<DeviceP2P>& ops) {
         throw InvalidArgument("a device send to oneself and its receive differ in size");
       checkCuda(ipc::launchExchange(ctx->view(), x, s), "launching the cuda_ipc send/recv kernel");
     }
-  });
+  }
 }
 
 // A lone send/recv (outside any group; groups queue in comm/group.cc and
@@ -371,7 +351,8 @@ void runDeviceCollective(Communicator& comm, const CollCall& call, gdrStream_t s
   ipc::IpcContext* ctx = ipcFor(comm);
   if (ctx) {
     const AlgoPolicy& pol = stateOf(comm).policy;
-    onDevice(ctx->device(), [&] { runIpc(comm, *ctx, pol, call, s); });
+    ScopedDevice onCtx(ctx->device());
+    runIpc(comm, *ctx, pol, call, s);
     return;
   }
   runStaged(comm, call, s);

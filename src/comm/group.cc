@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "comm/device_colls.h"
-#include "comm/group_device.h"
+#include "core/cuda.h"
 #include "core/error.h"
 #include "core/log.h"
 
@@ -101,25 +101,18 @@ Outcome runShare(Share& s) {
     if (s.init) {
       try {
         s.comm->start(s.init());
-      } catch (const Error& e) {
-        s.comm->failStart(e.code(), e.what());
-        throw;
-      } catch (const std::exception& e) {
-        s.comm->failStart(gdrInternalError, e.what());
+      } catch (...) {
+        const ErrorReport r = reportCurrentException();
+        s.comm->failStart(r.code, r.text);
         throw;
       }
     }
     runOps(*s.comm, s.ops);
     return o;
-  } catch (const Error& e) {
-    o.code = e.code();
-    o.text = e.what();
-  } catch (const std::bad_alloc&) {
-    o.code = gdrSystemError;
-    o.text = "out of host memory";
-  } catch (const std::exception& e) {
-    o.code = gdrInternalError;
-    o.text = std::string("internal error: ") + e.what();
+  } catch (...) {
+    const ErrorReport r = reportCurrentException();
+    o.code = r.code;
+    o.text = r.text;
   }
   s.comm->setLastError("gdrGroupEnd: " + o.text);
   return o;
