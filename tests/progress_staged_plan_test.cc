@@ -24,7 +24,7 @@ static void copyBytes(void* dst, const void* src, size_t n) {
 namespace gdr::staged {
 namespace {
 
-using coll::CollKind;
+using gdr::CollKind;
 
 // The stand-in cipher: a byte stream and a 16-byte tag from (origin, nonce).
 uint64_t sealHash(int origin, const security::SealId& id) {
@@ -117,8 +117,9 @@ struct Case {
 };
 
 void runCase(const Case& cs, int n, size_t segBytes) {
-  SCOPED_TRACE(testing::Message() << coll::collName(cs.kind) << " count " << cs.count << " n " << n << " seg "
-                                  << segBytes << (cs.inPlace ? " in place" : "") << (cs.seal ? " sealed" : ""));
+  SCOPED_TRACE(testing::Message() << gdr::collName(cs.kind) << " count " << cs.count << " n " << n
+                                  << " seg " << segBytes << (cs.inPlace ? " in place" : "")
+                                  << (cs.seal ? " sealed" : ""));
   gForged = 0;
   std::mt19937 rng(std::random_device{}());
   const bool blocks = cs.kind != CollKind::AllReduce && cs.kind != CollKind::Broadcast;

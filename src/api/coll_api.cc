@@ -102,7 +102,7 @@ void run(Communicator& c, const CollCall& call, bool onDevice, gdrStream_t strea
   }
 }
 
-void runP2P(Communicator& c, const gdr::P2PRequest& r, bool onDevice) {
+void runP2P(Communicator& c, const gdr::P2PCall& r, bool onDevice) {
   if (gdr::inGroup()) {
     gdr::groupAddP2P(c, r, onDevice);
   } else if (onDevice) {
@@ -271,7 +271,8 @@ gdrResult_t gdrSend(const void* sendbuf, size_t count, gdrDataType_t datatype, i
     checkCount(count, 1, datatype, "count");
     checkRealBuf(sendbuf, count, "sendbuf");
     checkPeer(c, peer);
-    runP2P(c, gdr::P2PRequest{true, sendbuf, nullptr, count, datatype, peer, stream}, gdr::isDeviceCall(sendbuf));
+    runP2P(c, gdr::P2PCall{true, sendbuf, nullptr, count, datatype, peer, stream},
+           gdr::isDeviceCall(sendbuf));
   });
 }
 
@@ -283,7 +284,8 @@ gdrResult_t gdrRecv(void* recvbuf, size_t count, gdrDataType_t datatype, int pee
     checkCount(count, 1, datatype, "count");
     checkRealBuf(recvbuf, count, "recvbuf");
     checkPeer(c, peer);
-    runP2P(c, gdr::P2PRequest{false, nullptr, recvbuf, count, datatype, peer, stream}, gdr::isDeviceCall(recvbuf));
+    runP2P(c, gdr::P2PCall{false, nullptr, recvbuf, count, datatype, peer, stream},
+           gdr::isDeviceCall(recvbuf));
   });
 }
 

@@ -368,11 +368,11 @@ void deviceRecv(Communicator& comm, void* buf, size_t count, gdrDataType_t type,
           reinterpret_cast<cudaStream_t>(stream)});
 }
 
-void deviceP2PBatch(Communicator& comm, const std::vector<P2PRequest>& reqs) {
+void deviceP2PBatch(Communicator& comm, const std::vector<P2PCall>& reqs) {
   if (reqs.empty()) return;
   std::vector<DeviceP2P> ops;
   ops.reserve(reqs.size());
-  for (const P2PRequest& r : reqs)
+  for (const P2PCall& r : reqs)
     ops.push_back({&comm, r.isSend, r.sendBuf, r.recvBuf, r.count * gdr::typeSize(r.type), r.peer,
                    reinterpret_cast<cudaStream_t>(r.stream)});
   runP2P(comm, ops);
@@ -408,7 +408,7 @@ void deviceSend(Communicator&, const void*, size_t, gdrDataType_t, int, gdrStrea
 void deviceRecv(Communicator&, void*, size_t, gdrDataType_t, int, gdrStream_t) {
   throw NotSupported("this build of gdrcoll has no CUDA support");
 }
-void deviceP2PBatch(Communicator&, const std::vector<P2PRequest>& reqs) {
+void deviceP2PBatch(Communicator&, const std::vector<P2PCall>& reqs) {
   if (!reqs.empty()) throw NotSupported("this build of gdrcoll has no CUDA support");
 }
 bool deviceOpsAsync(const Communicator&) { return false; }

@@ -20,7 +20,7 @@ struct GroupOp {
   CollCall call{coll::CollKind::Barrier};
   gdrStream_t stream = nullptr;
   std::vector<size_t> vee[4];  // send counts, send displs, recv counts, recv displs
-  P2PRequest p2p;
+  P2PCall p2p;
 };
 
 // One communicator's share of a group.
@@ -57,7 +57,7 @@ const CollCall& callOf(GroupOp& op) {
 
 // Runs queued send/recv as one batch per memory kind (device first: it only
 // enqueues; the host batch waits).
-void flushP2P(Communicator& comm, std::vector<P2PRequest>& host, std::vector<P2PRequest>& dev) {
+void flushP2P(Communicator& comm, std::vector<P2PCall>& host, std::vector<P2PCall>& dev) {
   if (!dev.empty()) {
     ScopedDevice d(comm.device());
     deviceP2PBatch(comm, dev);
@@ -70,7 +70,7 @@ void flushP2P(Communicator& comm, std::vector<P2PRequest>& host, std::vector<P2P
 }
 
 void runOps(Communicator& comm, std::vector<GroupOp>& ops) {
-  std::vector<P2PRequest> host, dev;
+  std::vector<P2PCall> host, dev;
   for (GroupOp& op : ops) {
     if (!op.isColl) {
       (op.onDevice ? dev : host).push_back(op.p2p);
@@ -228,7 +228,7 @@ void groupAddColl(Communicator& comm, const CollCall& call, bool onDevice, gdrSt
   }
 }
 
-void groupAddP2P(Communicator& comm, const P2PRequest& req, bool onDevice) {
+void groupAddP2P(Communicator& comm, const P2PCall& req, bool onDevice) {
   Share& s = shareOf(&comm);
   s.ops.emplace_back();
   s.ops.back().onDevice = onDevice;

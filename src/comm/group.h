@@ -50,6 +50,6 @@ void groupNoteInitError(gdrResult_t code, const std::string& text);
 
 // `call` is copied (all-to-all-v count arrays included).
 void groupAddColl(Communicator& comm, const CollCall& call, bool onDevice, gdrStream_t stream);
-void groupAddP2P(Communicator& comm, const P2PRequest& req, bool onDevice);
+void groupAddP2P(Communicator& comm, const P2PCall& req, bool onDevice);
 
 }  // namespace gdr

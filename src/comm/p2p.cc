@@ -133,10 +133,10 @@ void p2pRecv(Communicator& comm, void* buf, size_t count, gdrDataType_t type, in
   runOne({&comm, false, nullptr, buf, count * gdr::typeSize(type), peer, p2pSig(count, type)});
 }
 
-void p2pRunBatch(Communicator& comm, const std::vector<P2PRequest>& reqs) {
+void p2pRunBatch(Communicator& comm, const std::vector<P2PCall>& reqs) {
   std::vector<P2POp> ops;
   ops.reserve(reqs.size());
-  for (const P2PRequest& r : reqs)
+  for (const P2PCall& r : reqs)
     ops.push_back({&comm, r.isSend, r.sendBuf, r.recvBuf, r.count * gdr::typeSize(r.type), r.peer,
                    p2pSig(r.count, r.type, r.preSealed)});
   runBatch(ops);

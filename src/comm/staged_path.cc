@@ -494,7 +494,7 @@ void runStagedP2P(Communicator& comm, std::vector<staged::P2PItem> items, void* 
   std::shared_ptr<Plan> plan = staged::planP2P(
       std::move(items), ctx.segBytes(),
       [&comm](const std::vector<staged::HostMsg>& msgs) {
-        std::vector<P2PRequest> reqs(msgs.size());
+        std::vector<P2PCall> reqs(msgs.size());
         for (size_t i = 0; i < msgs.size(); ++i) {
           reqs[i].isSend = msgs[i].isSend;
           reqs[i].sendBuf = msgs[i].host;
