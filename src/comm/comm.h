@@ -15,6 +15,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "collectives/schedule_cache.h"
+#include "comm/path_state.h"
 #include "comm/topo_plan.h"
 #include "core/fault.h"
 #include "core/function_ref.h"
@@ -118,6 +119,12 @@ class Communicator {
   void setLastError(const std::string& s);
   std::string lastError() const;
 
+  // Each path's per-communicator state (see the members).
+  PathSlot& selfMessages() { return selfMessages_; }
+  PathSlot& devicePath() { return devicePath_; }
+  const PathSlot& devicePath() const { return devicePath_; }
+  PathSlot& stagedPath() { return stagedPath_; }
+
  private:
   void readConfig();
   void parseConfig();
@@ -153,6 +160,15 @@ class Communicator {
   std::string asyncText_;
   mutable std::mutex mu_;
   std::string lastError_;
+
+  // Per-path state, made by each path on first use. The last members, so
+  // they go first and in reverse order, while the endpoints and the error
+  // state they use still exist: the staged path (its progress thread runs
+  // what is queued, over the endpoints), then the device path (the cuda_ipc
+  // context), then the messages this rank sent to itself.
+  PathSlot selfMessages_;
+  PathSlot devicePath_;
+  PathSlot stagedPath_;
 };
 
 }  // namespace gdr

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -53,21 +52,16 @@ struct AlgoPolicy {
   int wideExchangeBlocks = 256;  // all-gather and all-to-all with >= 64 MiB per peer
 };
 
-struct DeviceState {
+// The device path's per-communicator state (Communicator::devicePath).
+struct DeviceState final : PathState {
   bool tried = false;
   std::unique_ptr<ipc::IpcContext> ipc;
   std::string whyStaged;
   AlgoPolicy policy;
 };
 
-std::mutex gStatesMu;
-std::map<const Communicator*, std::unique_ptr<DeviceState>> gStates;
-
-DeviceState& stateOf(const Communicator& comm) {
-  std::lock_guard<std::mutex> g(gStatesMu);
-  auto& s = gStates[&comm];
-  if (!s) s = std::make_unique<DeviceState>();
-  return *s;
+DeviceState& stateOf(Communicator& comm) {
+  return comm.devicePath().get<DeviceState>([] { return std::make_unique<DeviceState>(); });
 }
 
 // Fails the communicator if a kernel's barrier timed out (a peer died or
@@ -380,21 +374,8 @@ void deviceP2PBatch(Communicator& comm, const std::vector<P2PCall>& reqs) {
 
 bool deviceOpsAsync(const Communicator& comm) {
   if (comm.size() == 1) return true;  // copies on the stream
-  std::lock_guard<std::mutex> g(gStatesMu);
-  auto it = gStates.find(&comm);
-  return it != gStates.end() && it->second->ipc && it->second->ipc->deviceErrors() == 0;
-}
-
-void releaseDeviceState(const Communicator* comm) noexcept {
-  releaseStagedState(comm);
-  std::unique_ptr<DeviceState> st;
-  {
-    std::lock_guard<std::mutex> g(gStatesMu);
-    auto it = gStates.find(comm);
-    if (it == gStates.end()) return;
-    st = std::move(it->second);
-    gStates.erase(it);
-  }
+  const DeviceState* st = comm.devicePath().find<DeviceState>();
+  return st && st->ipc && st->ipc->deviceErrors() == 0;
 }
 
 #else  // no CUDA in this build: every pointer is host memory
@@ -412,7 +393,6 @@ void deviceP2PBatch(Communicator&, const std::vector<P2PCall>& reqs) {
   if (!reqs.empty()) throw NotSupported("this build of gdrcoll has no CUDA support");
 }
 bool deviceOpsAsync(const Communicator&) { return false; }
-void releaseDeviceState(const Communicator*) noexcept {}
 
 #endif
 

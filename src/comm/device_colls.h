@@ -36,7 +36,4 @@ void deviceP2PBatch(Communicator& comm, const std::vector<P2PCall>& reqs);
 // healthy), so a group can launch it from the calling thread.
 bool deviceOpsAsync(const Communicator& comm);
 
-// Hook from ~Communicator: frees the communicator's device state (not collective).
-void releaseDeviceState(const Communicator* comm) noexcept;
-
 }  // namespace gdr

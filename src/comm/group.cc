@@ -194,8 +194,9 @@ void groupEnd() {
 
 void groupForget(Communicator* comm) {
   auto& sh = tGroup.shares;
-  sh.erase(std::remove_if(sh.begin(), sh.end(), [&](const Share& s) { return s.comm.get() == comm; }), sh.end());
-  p2pForget(comm);
+  sh.erase(
+      std::remove_if(sh.begin(), sh.end(), [&](const Share& s) { return s.comm.get() == comm; }),
+      sh.end());
 }
 
 void groupAddInit(Communicator* comm, BootstrapFactory make) { shareOf(comm).init = std::move(make); }

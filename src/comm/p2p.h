@@ -16,7 +16,5 @@ void p2pSend(Communicator& comm, const void* buf, size_t count, gdrDataType_t ty
 void p2pRecv(Communicator& comm, void* buf, size_t count, gdrDataType_t type, int peer);
 // Host buffers: posts every request, then waits for all; throws the first error.
 void p2pRunBatch(Communicator& comm, const std::vector<P2PCall>& reqs);
-// Drops messages a communicator being destroyed sent to itself.
-void p2pForget(Communicator* comm);
 
 }  // namespace gdr

@@ -1,7 +1,6 @@
 #include "comm/staged_path.h"
 
 #include <atomic>
-#include <map>
 #include <memory>
 #include <mutex>
 
@@ -145,7 +144,7 @@ struct Captured {
 // slot just freed. Up to kSlots segments are on their way to the host while
 // the network works. Values only grow (base advances by the segment count),
 // so a word is never reset and stream waits compare cyclically (GEQ).
-class StagedContext {
+class StagedContext final : public PathState {
  public:
   explicit StagedContext(Communicator& comm) : comm_(comm) {
     RelaxedCapture relaxed;
@@ -435,35 +434,10 @@ void StagedContext::enqueue(std::shared_ptr<Plan> plan, cudaStream_t s, cudaStre
   anyOp_ = true;
 }
 
-std::mutex gMu;
-std::map<const Communicator*, std::unique_ptr<StagedContext>> gContexts;
-// gContexts.size(), readable without gMu: every host-buffer call asks for
-// its communicator's context (waitStagedIdle), and a process that never ran
-// a staged operation should not pay a lock and a map lookup per call for it.
-std::atomic<size_t> gContextCount{0};
-
+// The staged path's per-communicator state (Communicator::stagedPath).
 StagedContext& contextFor(Communicator& comm) {
-  std::lock_guard<std::mutex> g(gMu);
-  auto& ctx = gContexts[&comm];
-  if (!ctx) {
-    try {
-      ctx = std::make_unique<StagedContext>(comm);
-      gContextCount.store(gContexts.size(), std::memory_order_release);
-    } catch (...) {
-      gContexts.erase(&comm);
-      throw;
-    }
-  }
-  return *ctx;
-}
-
-StagedContext* existingContext(const Communicator& comm) {
-  // A context is made by the thread that runs the staged operation, so one
-  // this thread must wait for is visible to it here.
-  if (gContextCount.load(std::memory_order_acquire) == 0) return nullptr;
-  std::lock_guard<std::mutex> g(gMu);
-  auto it = gContexts.find(&comm);
-  return it == gContexts.end() ? nullptr : it->second.get();
+  return comm.stagedPath().get<StagedContext>(
+      [&comm] { return std::make_unique<StagedContext>(comm); });
 }
 
 }  // namespace
@@ -511,20 +485,7 @@ void runStagedP2P(Communicator& comm, std::vector<staged::P2PItem> items, void* 
 }
 
 void waitStagedIdle(Communicator& comm) {
-  if (StagedContext* ctx = existingContext(comm)) ctx->engine().waitIdle();
-}
-
-void releaseStagedState(const Communicator* comm) noexcept {
-  std::unique_ptr<StagedContext> ctx;
-  {
-    std::lock_guard<std::mutex> g(gMu);
-    auto it = gContexts.find(comm);
-    if (it == gContexts.end()) return;
-    ctx = std::move(it->second);
-    gContexts.erase(it);
-    gContextCount.store(gContexts.size(), std::memory_order_release);
-  }
-  ctx.reset();
+  if (StagedContext* ctx = comm.stagedPath().find<StagedContext>()) ctx->engine().waitIdle();
 }
 
 #else  // no CUDA: no device buffers reach this path
@@ -536,7 +497,6 @@ void runStagedP2P(Communicator&, std::vector<staged::P2PItem>, void*) {
   throw NotSupported("this build of gdrcoll has no CUDA support");
 }
 void waitStagedIdle(Communicator&) {}
-void releaseStagedState(const Communicator*) noexcept {}
 
 #endif
 
