@@ -57,7 +57,7 @@ class Communicator {
   // Connects at once (blocking rendezvous through `boot`).
   Communicator(std::unique_ptr<boot::Bootstrap> boot);
   // A communicator whose rendezvous runs later, through start() (an init
-  // inside gdrGroupStart/gdrGroupEnd: comm/group.h). Until then it is
+  // inside gdrGroupStart/gdrGroupEnd: dispatch/group.h). Until then it is
   // pending: rank and size are known, nothing is connected.
   Communicator(int rank, int size);
   // Runs the rendezvous and connects (blocking). Throws on failure; the

@@ -1,6 +1,6 @@
 // Point-to-point send/receive on host buffers. A lone call runs at once and
 // returns when its buffer is done with. A batch (one communicator's share of
-// a gdrGroupStart/gdrGroupEnd group, see comm/group.h) posts every call
+// a gdrGroupStart/gdrGroupEnd group, see dispatch/group.h) posts every call
 // before waiting on any, so any pattern of sends and receives completes.
 #pragma once
 

@@ -1,4 +1,4 @@
-#include "comm/group.h"
+#include "dispatch/group.h"
 
 #include <algorithm>
 #include <thread>
@@ -8,8 +8,9 @@
 #include "core/cuda.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "dispatch/route.h"
 
-namespace gdr {
+namespace gdr::dispatch {
 
 namespace {
 
@@ -25,7 +26,7 @@ struct GroupOp {
 
 // One communicator's share of a group.
 struct Share {
-  CommRef comm;  // held until the group has run (or the communicator is destroyed)
+  CommRef comm;           // held until the group has run (or the communicator is destroyed)
   BootstrapFactory init;  // set for a pending init
   std::vector<GroupOp> ops;
 };
@@ -49,26 +50,16 @@ Share& shareOf(Communicator* comm) {
 // (done when it runs: the op may have moved since it was queued).
 const CollCall& callOf(GroupOp& op) {
   if (op.call.kind == coll::CollKind::AllToAllv) {
-    const size_t** ptr[4] = {&op.call.sendCounts, &op.call.sendDispls, &op.call.recvCounts, &op.call.recvDispls};
+    const size_t** ptr[4] = {&op.call.sendCounts, &op.call.sendDispls, &op.call.recvCounts,
+                             &op.call.recvDispls};
     for (int k = 0; k < 4; ++k) *ptr[k] = op.vee[k].empty() ? nullptr : op.vee[k].data();
   }
   return op.call;
 }
 
-// Runs queued send/recv as one batch per memory kind (device first: it only
-// enqueues; the host batch waits).
-void flushP2P(Communicator& comm, std::vector<P2PCall>& host, std::vector<P2PCall>& dev) {
-  if (!dev.empty()) {
-    ScopedDevice d(comm.device());
-    deviceP2PBatch(comm, dev);
-    dev.clear();
-  }
-  if (!host.empty()) {
-    p2pRunBatch(comm, host);
-    host.clear();
-  }
-}
-
+// A share's calls in order, each through the router (so host work waits for
+// the staged device work before it, as outside a group). The send/recv
+// between two collectives form one batch.
 void runOps(Communicator& comm, std::vector<GroupOp>& ops) {
   std::vector<P2PCall> host, dev;
   for (GroupOp& op : ops) {
@@ -76,16 +67,11 @@ void runOps(Communicator& comm, std::vector<GroupOp>& ops) {
       (op.onDevice ? dev : host).push_back(op.p2p);
       continue;
     }
-    flushP2P(comm, host, dev);
+    runP2PBatch(comm, host, dev);
     comm.throwIfFailed();
-    if (op.onDevice) {
-      ScopedDevice d(comm.device());
-      runDeviceCollective(comm, callOf(op), op.stream);
-    } else {
-      runHostCollective(comm, callOf(op));
-    }
+    runCollective(comm, callOf(op), op.onDevice, op.stream);
   }
-  flushP2P(comm, host, dev);
+  runP2PBatch(comm, host, dev);
 }
 
 struct Outcome {
@@ -172,24 +158,30 @@ void groupEnd() {
 
   if (initError != gdrSuccess) {
     // The missing rank would never arrive: fail the pending inits now.
-    const std::string why = "not created: another gdrCommInitRank in the same group failed: " + initText;
+    const std::string why =
+        "not created: another gdrCommInitRank in the same group failed: " + initText;
     for (Share& s : shares)
       if (s.init) s.comm->failStart(initError, why);
-    shares.erase(std::remove_if(shares.begin(), shares.end(), [](const Share& s) { return bool(s.init); }),
-                 shares.end());
+    shares.erase(
+        std::remove_if(shares.begin(), shares.end(), [](const Share& s) { return bool(s.init); }),
+        shares.end());
   }
   std::vector<Outcome> out = runShares(shares);
-  if (initError != gdrSuccess) throw Error(initError, "a gdrCommInitRank inside the group failed: " + initText);
+  if (initError != gdrSuccess)
+    throw Error(initError, "a gdrCommInitRank inside the group failed: " + initText);
   // The first error is returned (and logged by the API layer); the others
   // are logged here, each once.
   size_t first = out.size();
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i].code == gdrSuccess) continue;
-    if (first == out.size()) first = i;
-    else GDR_WARN(kColl, "gdrGroupEnd: rank %d: %s", shares[i].comm->rank(), out[i].text.c_str());
+    if (first == out.size())
+      first = i;
+    else
+      GDR_WARN(kColl, "gdrGroupEnd: rank %d: %s", shares[i].comm->rank(), out[i].text.c_str());
   }
   if (first < out.size())
-    throw Error(out[first].code, strprintf("rank %d: %s", shares[first].comm->rank(), out[first].text.c_str()));
+    throw Error(out[first].code,
+                strprintf("rank %d: %s", shares[first].comm->rank(), out[first].text.c_str()));
 }
 
 void groupForget(Communicator* comm) {
@@ -199,7 +191,9 @@ void groupForget(Communicator* comm) {
       sh.end());
 }
 
-void groupAddInit(Communicator* comm, BootstrapFactory make) { shareOf(comm).init = std::move(make); }
+void groupAddInit(Communicator* comm, BootstrapFactory make) {
+  shareOf(comm).init = std::move(make);
+}
 
 bool groupOwnsInit(const Communicator* comm) {
   for (const Share& s : tGroup.shares)
@@ -236,4 +230,4 @@ void groupAddP2P(Communicator& comm, const P2PCall& req, bool onDevice) {
   s.ops.back().p2p = req;
 }
 
-}  // namespace gdr
+}  // namespace gdr::dispatch
