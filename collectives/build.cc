@@ -87,28 +87,6 @@ void checkArgs(const CollArgs& a) {
 
 }  // namespace
 
-const char* collName(CollKind k) {
-  switch (k) {
-    case CollKind::AllReduce:
-      return "allreduce";
-    case CollKind::Broadcast:
-      return "bcast";
-    case CollKind::Reduce:
-      return "reduce";
-    case CollKind::AllGather:
-      return "allgather";
-    case CollKind::ReduceScatter:
-      return "reducescatter";
-    case CollKind::AllToAll:
-      return "alltoall";
-    case CollKind::AllToAllv:
-      return "alltoallv";
-    case CollKind::Barrier:
-      return "barrier";
-  }
-  return "unknown";
-}
-
 const char* algoName(Algo a) {
   for (const AlgoName& n : kAlgoNames)
     if (n.algo == a) return n.name;

@@ -34,19 +34,13 @@
 #include <string>
 #include <vector>
 
+#include "core/call.h"
+
 namespace gdr::coll {
 
-enum class CollKind : uint8_t {
-  AllReduce,
-  Broadcast,
-  Reduce,
-  AllGather,
-  ReduceScatter,
-  AllToAll,
-  AllToAllv,
-  Barrier,
-};
-const char* collName(CollKind k);
+// The kinds are the core's (core/call.h); schedules name them here too.
+using gdr::CollKind;
+using gdr::collName;
 
 enum class BufId : uint8_t { Input, Output, Scratch };
 

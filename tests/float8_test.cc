@@ -12,10 +12,10 @@
 
 namespace {
 
-using gdr::coll::floatToFp8e4m3;
-using gdr::coll::floatToFp8e5m2;
-using gdr::coll::fp8e4m3ToFloat;
-using gdr::coll::fp8e5m2ToFloat;
+using gdr::floatToFp8e4m3;
+using gdr::floatToFp8e5m2;
+using gdr::fp8e4m3ToFloat;
+using gdr::fp8e5m2ToFloat;
 
 uint8_t libEncode(gdrDataType_t t, float v) { return t == gdrFloat8e4m3 ? floatToFp8e4m3(v) : floatToFp8e5m2(v); }
 float libDecode(gdrDataType_t t, uint8_t b) { return t == gdrFloat8e4m3 ? fp8e4m3ToFloat(b) : fp8e5m2ToFloat(b); }
@@ -108,11 +108,11 @@ TEST(Float8Codes, HostReductionsRoundOnceAndSaturate) {
   gdr::coll::hostDivide(avg, 2, gdrFloat8e4m3, 3);  // 1.666.. -> 1.625; -2.333.. -> -2.25
   EXPECT_EQ(fp8e4m3ToFloat(avg[0]), 1.625f);
   EXPECT_EQ(fp8e4m3ToFloat(avg[1]), -2.25f);
-  EXPECT_EQ(gdr::coll::typeSize(gdrFloat8e4m3), 1u);
-  EXPECT_STREQ(gdr::coll::typeName(gdrFloat8e5m2), "float8e5m2");
+  EXPECT_EQ(gdr::typeSize(gdrFloat8e4m3), 1u);
+  EXPECT_STREQ(gdr::typeName(gdrFloat8e5m2), "float8e5m2");
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, Float8, ::testing::Values(gdrFloat8e4m3, gdrFloat8e5m2),
-                         [](const auto& info) { return std::string(gdr::coll::typeName(info.param)); });
+                         [](const auto& info) { return std::string(gdr::typeName(info.param)); });
 
 }  // namespace

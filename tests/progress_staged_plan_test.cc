@@ -12,8 +12,8 @@
 #include <random>
 #include <vector>
 
+#include "core/datatype.h"
 #include "core/error.h"
-#include "collectives/reduce_host.h"
 #include "progress/staged_plan.h"
 
 // memcpy that accepts empty ranges (an empty vector's data() may be null).
@@ -24,7 +24,7 @@ static void copyBytes(void* dst, const void* src, size_t n) {
 namespace gdr::staged {
 namespace {
 
-using coll::CollKind;
+using gdr::CollKind;
 
 // The stand-in cipher: a byte stream and a 16-byte tag from (origin, nonce).
 uint64_t sealHash(int origin, const security::SealId& id) {
@@ -69,7 +69,7 @@ void doCopy(const Copy2D& c, char* slotIn, char* slotOut, bool toHost) {
 void refCollective(std::vector<CollCall>& calls) {
   const int n = static_cast<int>(calls.size());
   const size_t m = calls[0].count;
-  const size_t eb = coll::typeSize(calls[0].type);  // sealed plans move bytes
+  const size_t eb = gdr::typeSize(calls[0].type);  // sealed plans move bytes
   auto inB = [&](int r) { return static_cast<const char*>(calls[r].sendbuf); };
   auto outB = [&](int r) { return static_cast<char*>(calls[r].recvbuf); };
   auto in = [&](int r) { return static_cast<const int32_t*>(calls[r].sendbuf); };
@@ -117,8 +117,9 @@ struct Case {
 };
 
 void runCase(const Case& cs, int n, size_t segBytes) {
-  SCOPED_TRACE(testing::Message() << coll::collName(cs.kind) << " count " << cs.count << " n " << n << " seg "
-                                  << segBytes << (cs.inPlace ? " in place" : "") << (cs.seal ? " sealed" : ""));
+  SCOPED_TRACE(testing::Message() << gdr::collName(cs.kind) << " count " << cs.count << " n " << n
+                                  << " seg " << segBytes << (cs.inPlace ? " in place" : "")
+                                  << (cs.seal ? " sealed" : ""));
   gForged = 0;
   std::mt19937 rng(std::random_device{}());
   const bool blocks = cs.kind != CollKind::AllReduce && cs.kind != CollKind::Broadcast;

@@ -1,26 +1,23 @@
 // Collective and point-to-point entry points of the C API: argument checks
 // (nothing is written when they fail, and the communicator stays usable),
-// then the host path or, for device buffers, the stream-ordered device path
-// (comm/device_colls.h). A call mixing host and device buffers is refused.
+// then the router (dispatch/route.h) picks the path. A call mixing host and
+// device buffers is refused.
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 
 #include "api/guard.h"
-#include "collectives/reduce_host.h"
 #include "comm/device_colls.h"
-#include "comm/host_colls.h"
-#include "comm/group.h"
-#include "comm/group_device.h"
-#include "comm/p2p.h"
-#include "comm/staged_path.h"
-#include "core/memory_kind.h"
+#include "core/call.h"
+#include "core/datatype.h"
+#include "dispatch/group.h"
+#include "dispatch/route.h"
 
 using gdr::CollCall;
+using gdr::CollKind;
 using gdr::Communicator;
 using gdr::api::checkComm;
 using gdr::api::guarded;
-using gdr::coll::CollKind;
 
 namespace {
 
@@ -29,7 +26,7 @@ Communicator& ready(gdrComm_t comm) {
   c.throwIfFailed();
   // A communicator created inside a group connects at that group's end; its
   // own group may queue work for it (run after the connect), nothing else.
-  if (c.pending() && !gdr::groupOwnsInit(&c))
+  if (c.pending() && !gdr::dispatch::groupOwnsInit(&c))
     throw gdr::InvalidUsage(
         "the communicator is still being created: its gdrCommInitRank was inside a group whose gdrGroupEnd has "
         "not run yet");
@@ -61,7 +58,7 @@ void checkOp(const gdrRedOp_t& op) {
 void checkCount(size_t count, size_t multiplier, gdrDataType_t t, const char* what) {
   size_t elems = 0, bytes = 0;
   const bool overflow = __builtin_mul_overflow(count, multiplier ? multiplier : 1, &elems) ||
-                        __builtin_mul_overflow(elems, gdr::coll::typeSize(t), &bytes);
+                        __builtin_mul_overflow(elems, gdr::typeSize(t), &bytes);
   GDR_CHECK_ARG(!overflow && bytes <= SIZE_MAX / 4,
                 "%s %zu is too large (a negative count converted to size_t?)", what, count);
 }
@@ -87,39 +84,6 @@ void checkPeer(const Communicator& c, int peer) {
 
 bool inPlace(const void* sendbuf, const void* recvbuf) { return sendbuf == GDR_IN_PLACE || sendbuf == recvbuf; }
 
-// Device buffers go to the stream-ordered device path (with the
-// communicator's device set); host buffers to the host path. Inside a group
-// the call is queued for gdrGroupEnd (comm/group.h).
-void run(Communicator& c, const CollCall& call, bool onDevice, gdrStream_t stream) {
-  if (gdr::inGroup()) {
-    gdr::groupAddColl(c, call, onDevice, stream);
-  } else if (onDevice) {
-    gdr::ScopedDevice d(c.device());
-    gdr::runDeviceCollective(c, call, stream);
-  } else {
-    gdr::waitStagedIdle(c);  // after the staged device operations before it (comm/staged_path.h)
-    gdr::runHostCollective(c, call);
-  }
-}
-
-void runP2P(Communicator& c, const gdr::P2PRequest& r, bool onDevice) {
-  if (gdr::inGroup()) {
-    gdr::groupAddP2P(c, r, onDevice);
-  } else if (onDevice) {
-    gdr::ScopedDevice d(c.device());
-    if (r.isSend)
-      gdr::deviceSend(c, r.sendBuf, r.count, r.type, r.peer, r.stream);
-    else
-      gdr::deviceRecv(c, r.recvBuf, r.count, r.type, r.peer, r.stream);
-  } else {
-    gdr::waitStagedIdle(c);  // after the staged device operations before it (comm/staged_path.h)
-    if (r.isSend)
-      gdr::p2pSend(c, r.sendBuf, r.count, r.type, r.peer);
-    else
-      gdr::p2pRecv(c, r.recvBuf, r.count, r.type, r.peer);
-  }
-}
-
 }  // namespace
 
 extern "C" {
@@ -136,7 +100,7 @@ gdrResult_t gdrAllReduce(const void* sendbuf, void* recvbuf, size_t count, gdrDa
     const bool dev = gdr::isDeviceCall(sendbuf, recvbuf);
     CollCall call{CollKind::AllReduce, sendbuf, recvbuf, count, datatype, op};
     call.inPlace = inPlace(sendbuf, recvbuf);
-    run(c, call, dev, stream);
+    gdr::dispatch::collective(c, call, dev, stream);
   });
 }
 
@@ -150,7 +114,7 @@ gdrResult_t gdrBroadcast(void* buffer, size_t count, gdrDataType_t datatype, int
     checkRoot(c, root);
     const bool dev = gdr::isDeviceCall(buffer);
     CollCall call{CollKind::Broadcast, buffer, buffer, count, datatype, gdrSum, root};
-    run(c, call, dev, stream);
+    gdr::dispatch::collective(c, call, dev, stream);
   });
 }
 
@@ -169,7 +133,7 @@ gdrResult_t gdrReduce(const void* sendbuf, void* recvbuf, size_t count, gdrDataT
     const bool dev = gdr::isDeviceCall(sendbuf, isRoot ? recvbuf : nullptr);
     CollCall call{CollKind::Reduce, sendbuf, recvbuf, count, datatype, op, root};
     call.inPlace = isRoot && inPlace(sendbuf, recvbuf);
-    run(c, call, dev, stream);
+    gdr::dispatch::collective(c, call, dev, stream);
   });
 }
 
@@ -185,7 +149,7 @@ gdrResult_t gdrAllGather(const void* sendbuf, size_t sendcount, void* recvbuf, g
     CollCall call{CollKind::AllGather, sendbuf, recvbuf, sendcount, datatype};
     call.blockAtStart = sendbuf == recvbuf && sendcount > 0;
     call.inPlace = sendbuf == GDR_IN_PLACE || call.blockAtStart;
-    run(c, call, dev, stream);
+    gdr::dispatch::collective(c, call, dev, stream);
   });
 }
 
@@ -203,7 +167,7 @@ gdrResult_t gdrReduceScatter(const void* sendbuf, void* recvbuf, size_t recvcoun
                   "sendbuf equals recvbuf: pass GDR_IN_PLACE for an in-place reduce-scatter");
     CollCall call{CollKind::ReduceScatter, sendbuf, recvbuf, recvcount, datatype, op};
     call.inPlace = sendbuf == GDR_IN_PLACE;
-    run(c, call, dev, stream);
+    gdr::dispatch::collective(c, call, dev, stream);
   });
 }
 
@@ -218,7 +182,7 @@ gdrResult_t gdrAllToAll(const void* sendbuf, size_t sendcount, void* recvbuf, gd
     const bool dev = gdr::isDeviceCall(sendbuf, recvbuf);
     CollCall call{CollKind::AllToAll, sendbuf, recvbuf, sendcount, datatype};
     call.inPlace = inPlace(sendbuf, recvbuf);
-    run(c, call, dev, stream);
+    gdr::dispatch::collective(c, call, dev, stream);
   });
 }
 
@@ -251,7 +215,7 @@ gdrResult_t gdrAllToAllv(const void* sendbuf, const size_t* sendcounts, const si
     call.sendDispls = sdispls;
     call.recvCounts = recvcounts;
     call.recvDispls = rdispls;
-    run(c, call, dev, stream);
+    gdr::dispatch::collective(c, call, dev, stream);
   });
 }
 
@@ -259,7 +223,7 @@ gdrResult_t gdrBarrier(gdrComm_t comm, gdrStream_t stream) {
   return guarded("gdrBarrier", comm, [&] {
     Communicator& c = ready(comm);
     // A barrier on a non-null stream is stream-ordered (device path).
-    run(c, CollCall{CollKind::Barrier}, stream != nullptr, stream);
+    gdr::dispatch::collective(c, CollCall{CollKind::Barrier}, stream != nullptr, stream);
   });
 }
 
@@ -271,7 +235,8 @@ gdrResult_t gdrSend(const void* sendbuf, size_t count, gdrDataType_t datatype, i
     checkCount(count, 1, datatype, "count");
     checkRealBuf(sendbuf, count, "sendbuf");
     checkPeer(c, peer);
-    runP2P(c, gdr::P2PRequest{true, sendbuf, nullptr, count, datatype, peer, stream}, gdr::isDeviceCall(sendbuf));
+    gdr::dispatch::p2p(c, gdr::P2PCall{true, sendbuf, nullptr, count, datatype, peer, stream},
+                       gdr::isDeviceCall(sendbuf));
   });
 }
 
@@ -283,16 +248,17 @@ gdrResult_t gdrRecv(void* recvbuf, size_t count, gdrDataType_t datatype, int pee
     checkCount(count, 1, datatype, "count");
     checkRealBuf(recvbuf, count, "recvbuf");
     checkPeer(c, peer);
-    runP2P(c, gdr::P2PRequest{false, nullptr, recvbuf, count, datatype, peer, stream}, gdr::isDeviceCall(recvbuf));
+    gdr::dispatch::p2p(c, gdr::P2PCall{false, nullptr, recvbuf, count, datatype, peer, stream},
+                       gdr::isDeviceCall(recvbuf));
   });
 }
 
 gdrResult_t gdrGroupStart(void) {
-  return guarded("gdrGroupStart", nullptr, [&] { gdr::groupStart(); });
+  return guarded("gdrGroupStart", nullptr, [&] { gdr::dispatch::groupStart(); });
 }
 
 gdrResult_t gdrGroupEnd(void) {
-  return guarded("gdrGroupEnd", nullptr, [&] { gdr::groupEnd(); });
+  return guarded("gdrGroupEnd", nullptr, [&] { gdr::dispatch::groupEnd(); });
 }
 
 }  // extern "C"

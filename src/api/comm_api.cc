@@ -3,9 +3,9 @@
 
 #include "api/guard.h"
 #include "bootstrap/bootstrap.h"
-#include "comm/group.h"
-#include "comm/group_device.h"
+#include "core/cuda.h"
 #include "core/params.h"
+#include "dispatch/group.h"
 
 using gdr::api::checkComm;
 using gdr::api::guarded;
@@ -42,7 +42,7 @@ gdrResult_t gdrGetUniqueId(gdrUniqueId* uniqueId) {
 }
 
 // Inside a group: returns a pending handle at once; the rendezvous runs at
-// gdrGroupEnd on a worker thread (comm/group.h). The CUDA device current
+// gdrGroupEnd on a worker thread (dispatch/group.h). The CUDA device current
 // here is the communicator's device either way.
 gdrResult_t gdrCommInitRank(gdrComm_t* comm, int nranks, gdrUniqueId uniqueId, int rank) {
   const gdrResult_t r = guarded("gdrCommInitRank", nullptr, [&] {
@@ -52,11 +52,13 @@ gdrResult_t gdrCommInitRank(gdrComm_t* comm, int nranks, gdrUniqueId uniqueId, i
     GDR_CHECK_ARG(rank >= 0 && rank < nranks, "rank %d is outside [0, %d)", rank, nranks);
     std::unique_ptr<gdrComm> c(new gdrComm(rank, nranks));
     c->setDevice(gdr::currentCudaDevice());
-    if (!gdr::inGroup()) c->start(gdr::boot::makeTcpBootstrap(uniqueId, rank, nranks));
+    if (!gdr::dispatch::inGroup()) c->start(gdr::boot::makeTcpBootstrap(uniqueId, rank, nranks));
     gdr::api::registerComm(c.get());
-    if (gdr::inGroup()) {
+    if (gdr::dispatch::inGroup()) {
       try {
-        gdr::groupAddInit(c.get(), [uniqueId, rank, nranks] { return gdr::boot::makeTcpBootstrap(uniqueId, rank, nranks); });
+        gdr::dispatch::groupAddInit(c.get(), [uniqueId, rank, nranks] {
+          return gdr::boot::makeTcpBootstrap(uniqueId, rank, nranks);
+        });
       } catch (...) {
         gdr::api::unregisterComm(c.get());
         throw;
@@ -64,7 +66,8 @@ gdrResult_t gdrCommInitRank(gdrComm_t* comm, int nranks, gdrUniqueId uniqueId, i
     }
     *comm = c.release();
   });
-  if (r != gdrSuccess && gdr::inGroup()) gdr::groupNoteInitError(r, gdr::api::threadLastError());
+  if (r != gdrSuccess && gdr::dispatch::inGroup())
+    gdr::dispatch::groupNoteInitError(r, gdr::api::threadLastError());
   return r;
 }
 
@@ -74,7 +77,7 @@ gdrResult_t gdrCommDestroy(gdrComm_t comm) {
   return guarded("gdrCommDestroy", nullptr, [&] {
     checkComm(comm);
     if (!gdr::api::unregisterComm(comm)) throw gdr::InvalidArgument("the communicator was already destroyed");
-    gdr::groupForget(comm);
+    gdr::dispatch::groupForget(comm);
     gdr::api::releaseWhenUnused(comm);
   });
 }
@@ -84,7 +87,7 @@ gdrResult_t gdrCommAbort(gdrComm_t comm) {
     checkComm(comm);
     if (!gdr::api::unregisterComm(comm)) throw gdr::InvalidArgument("the communicator was already destroyed");
     comm->requestAbort();
-    gdr::groupForget(comm);
+    gdr::dispatch::groupForget(comm);
     gdr::api::releaseWhenUnused(comm);
   });
 }

@@ -2,7 +2,7 @@
 #include <vector>
 
 #include "api/guard.h"
-#include "comm/group.h"
+#include "dispatch/group.h"
 #include "comm/shrink.h"
 
 using gdr::api::checkComm;
@@ -36,7 +36,7 @@ gdrResult_t gdrCommShrink(gdrComm_t comm, const int* excludeRanks, int excludeCo
     GDR_CHECK_ARG(excludeCount >= 0, "excludeCount is negative (%d)", excludeCount);
     GDR_CHECK_ARG(excludeCount == 0 || excludeRanks, "excludeRanks is NULL but excludeCount is %d",
                   excludeCount);
-    if (gdr::inGroup())
+    if (gdr::dispatch::inGroup())
       throw gdr::InvalidUsage("gdrCommShrink is not allowed inside gdrGroupStart/gdrGroupEnd");
     std::vector<int> exclude(excludeRanks, excludeRanks + excludeCount);
     gdrComm* n = gdr::shrinkCommunicator(c, exclude);

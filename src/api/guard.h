@@ -27,31 +27,20 @@ CommUse useComm(gdrComm_t comm);
 
 template <typename Body>
 gdrResult_t guarded(const char* fn, gdrComm_t comm, Body&& body) noexcept {
-  std::string text;
-  gdrResult_t code;
   CommUse use;
+  ErrorReport r;
   try {
     use = useComm(comm);
     body();
     return gdrSuccess;
-  } catch (const Error& e) {
-    code = e.code();
-    text = e.what();
-  } catch (const std::bad_alloc&) {
-    code = gdrSystemError;
-    text = "out of host memory";
-  } catch (const std::exception& e) {
-    code = gdrInternalError;
-    text = std::string("internal error: ") + e.what();
   } catch (...) {
-    code = gdrInternalError;
-    text = "internal error: unknown exception";
+    r = reportCurrentException();
   }
-  std::string msg = std::string(fn) + ": " + text;
+  std::string msg = std::string(fn) + ": " + r.text;
   GDR_WARN(kInit, "%s", msg.c_str());
   setThreadLastError(msg);
   if (use.get()) use->setLastError(msg);
-  return code;
+  return r.code;
 }
 
 }  // namespace gdr::api

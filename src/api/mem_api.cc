@@ -14,7 +14,7 @@
 #include <unordered_set>
 
 #include "api/guard.h"
-#include "comm/group_device.h"
+#include "core/cuda.h"
 
 #if GDR_HAVE_CUDA
 #include <cuda_runtime_api.h>

@@ -10,7 +10,6 @@
 #include <random>
 
 #include "comm/config_vote.h"
-#include "comm/device_colls.h"  // device state hook (issue 4)
 #include "comm/host_id.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -85,14 +84,12 @@ void Communicator::start(std::unique_ptr<boot::Bootstrap> boot) {
   GDR_INFO(kInit, "communicator ready: rank %d of %d, bootstrap %s", rank_, size_, boot_->name());
 }
 
-// ---- device state hook (issue 4) ----
+// The paths' state goes with the members (see comm.h), first of all.
 Communicator::~Communicator() {
   if (abortRequested_.load(std::memory_order_acquire)) abortAll();
   if (revokeRequested_.load()) applyRevoke();
   if (statusRegistered_) status::unregisterBoard(&status_);
-  releaseDeviceState(this);
 }
-// ---- end device state hook ----
 
 bool Communicator::sameHost(int peer) const {
   return std::strncmp(peers_[peer].hostId, peers_[rank_].hostId, sizeof(PeerInfo::hostId)) == 0;

@@ -15,6 +15,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "collectives/schedule_cache.h"
+#include "comm/path_state.h"
 #include "comm/recovery.h"
 #include "comm/status_report.h"
 #include "comm/topo_plan.h"
@@ -58,7 +59,7 @@ class Communicator {
   // Connects at once (blocking rendezvous through `boot`).
   Communicator(std::unique_ptr<boot::Bootstrap> boot);
   // A communicator whose rendezvous runs later, through start() (an init
-  // inside gdrGroupStart/gdrGroupEnd: comm/group.h). Until then it is
+  // inside gdrGroupStart/gdrGroupEnd: dispatch/group.h). Until then it is
   // pending: rank and size are known, nothing is connected.
   Communicator(int rank, int size);
   // Runs the rendezvous and connects (blocking). Throws on failure; the
@@ -134,6 +135,12 @@ class Communicator {
   void setLastError(const std::string& s);
   std::string lastError() const;
 
+  // Each path's per-communicator state (see the members).
+  PathSlot& selfMessages() { return selfMessages_; }
+  PathSlot& devicePath() { return devicePath_; }
+  const PathSlot& devicePath() const { return devicePath_; }
+  PathSlot& stagedPath() { return stagedPath_; }
+
  private:
   void readConfig();
   void parseConfig();
@@ -174,6 +181,15 @@ class Communicator {
   std::string asyncText_;
   mutable std::mutex mu_;
   std::string lastError_;
+
+  // Per-path state, made by each path on first use. The last members, so
+  // they go first and in reverse order, while the endpoints and the error
+  // state they use still exist: the staged path (its progress thread runs
+  // what is queued, over the endpoints), then the device path (the cuda_ipc
+  // context), then the messages this rank sent to itself.
+  PathSlot selfMessages_;
+  PathSlot devicePath_;
+  PathSlot stagedPath_;
 };
 
 }  // namespace gdr

@@ -2,16 +2,16 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 #include "collectives/fused.h"
-#include "collectives/reduce_host.h"
 #include "comm/p2p.h"
 #include "comm/single_rank.h"
 #include "comm/staged_path.h"
+#include "core/cuda.h"
+#include "core/datatype.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/memory_kind.h"
@@ -52,28 +52,16 @@ struct AlgoPolicy {
   int wideExchangeBlocks = 256;  // all-gather and all-to-all with >= 64 MiB per peer
 };
 
-struct DeviceState {
+// The device path's per-communicator state (Communicator::devicePath).
+struct DeviceState final : PathState {
   bool tried = false;
   std::unique_ptr<ipc::IpcContext> ipc;
   std::string whyStaged;
   AlgoPolicy policy;
 };
 
-std::mutex gStatesMu;
-std::map<const Communicator*, std::unique_ptr<DeviceState>> gStates;
-
-DeviceState& stateOf(const Communicator& comm) {
-  std::lock_guard<std::mutex> g(gStatesMu);
-  auto& s = gStates[&comm];
-  if (!s) s = std::make_unique<DeviceState>();
-  return *s;
-}
-
-void checkCuda(cudaError_t rc, const char* what) {
-  if (rc != cudaSuccess) {
-    cudaGetLastError();
-    throw Error(gdrCudaError, strprintf("%s: %s", what, cudaGetErrorString(rc)));
-  }
+DeviceState& stateOf(Communicator& comm) {
+  return comm.devicePath().get<DeviceState>([] { return std::make_unique<DeviceState>(); });
 }
 
 // Fails the communicator if a kernel's barrier timed out (a peer died or
@@ -122,21 +110,6 @@ ipc::IpcContext* ipcFor(Communicator& comm) {
   return st.ipc.get();
 }
 
-// Launches on the context's device, restoring the caller's current device.
-template <typename F>
-void onDevice(int device, F&& f) {
-  int cur = -1;
-  checkCuda(cudaGetDevice(&cur), "cudaGetDevice");
-  if (cur != device) checkCuda(cudaSetDevice(device), "cudaSetDevice");
-  try {
-    f();
-  } catch (...) {
-    if (cur != device) cudaSetDevice(cur);
-    throw;
-  }
-  if (cur != device) checkCuda(cudaSetDevice(cur), "cudaSetDevice");
-}
-
 // Measured on 2 x H200 (NV18), bench/results/h200x2.md: one-shot with up to
 // 128 blocks is fastest below 16 MiB (one barrier; for two ranks both
 // algorithms move the whole message over the link once); from 16 MiB
@@ -168,7 +141,7 @@ cudaError_t launchUniformExchange(const AlgoPolicy& pol, const ipc::IpcView& v, 
 void runIpc(Communicator& comm, ipc::IpcContext& ctx, const AlgoPolicy& pol, const CollCall& call, cudaStream_t s) {
   const ipc::IpcView& v = ctx.view();
   const int n = comm.size(), me = comm.rank();
-  const size_t eb = coll::typeSize(call.type);
+  const size_t eb = gdr::typeSize(call.type);
   auto in = [&](const void* p) { return static_cast<const char*>(p); };
   cudaError_t rc = cudaSuccess;
   switch (call.kind) {
@@ -321,7 +294,8 @@ void runP2P(Communicator& comm, const std::vector<DeviceP2P>& ops) {
   }
   if (sends[comm.rank()].size() != recvs[comm.rank()].size())
     throw InvalidUsage("device send/recv to oneself must come in matching pairs inside one group");
-  onDevice(ctx->device(), [&] {
+  {
+    ScopedDevice onCtx(ctx->device());
     for (size_t k = 0; k < rounds; ++k) {
       ipc::Exchange x;
       for (int p = 0; p < n; ++p) {
@@ -339,7 +313,7 @@ void runP2P(Communicator& comm, const std::vector<DeviceP2P>& ops) {
         throw InvalidArgument("a device send to oneself and its receive differ in size");
       checkCuda(ipc::launchExchange(ctx->view(), x, s), "launching the cuda_ipc send/recv kernel");
     }
-  });
+  }
 }
 
 // A lone send/recv (outside any group; groups queue in comm/group.cc and
@@ -363,7 +337,7 @@ void runDeviceCollective(Communicator& comm, const CollCall& call, gdrStream_t s
   }
   if (call.blockAtStart && comm.rank() != 0) {
     // The block moves to its slot first, stream-ordered (host_colls.h).
-    const size_t bytes = call.count * coll::typeSize(call.type);
+    const size_t bytes = call.count * gdr::typeSize(call.type);
     char* out = static_cast<char*>(call.recvbuf);
     checkCuda(cudaMemcpyAsync(out + comm.rank() * bytes, out, bytes, cudaMemcpyDeviceToDevice, s),
               "moving this rank's all-gather block to its slot");
@@ -371,47 +345,37 @@ void runDeviceCollective(Communicator& comm, const CollCall& call, gdrStream_t s
   ipc::IpcContext* ctx = ipcFor(comm);
   if (ctx) {
     const AlgoPolicy& pol = stateOf(comm).policy;
-    onDevice(ctx->device(), [&] { runIpc(comm, *ctx, pol, call, s); });
+    ScopedDevice onCtx(ctx->device());
+    runIpc(comm, *ctx, pol, call, s);
     return;
   }
   runStaged(comm, call, s);
 }
 
 void deviceSend(Communicator& comm, const void* buf, size_t count, gdrDataType_t type, int peer, gdrStream_t stream) {
-  runOne({&comm, true, buf, nullptr, count * coll::typeSize(type), peer, reinterpret_cast<cudaStream_t>(stream)});
+  runOne({&comm, true, buf, nullptr, count * gdr::typeSize(type), peer,
+          reinterpret_cast<cudaStream_t>(stream)});
 }
 
 void deviceRecv(Communicator& comm, void* buf, size_t count, gdrDataType_t type, int peer, gdrStream_t stream) {
-  runOne({&comm, false, nullptr, buf, count * coll::typeSize(type), peer, reinterpret_cast<cudaStream_t>(stream)});
+  runOne({&comm, false, nullptr, buf, count * gdr::typeSize(type), peer,
+          reinterpret_cast<cudaStream_t>(stream)});
 }
 
-void deviceP2PBatch(Communicator& comm, const std::vector<P2PRequest>& reqs) {
+void deviceP2PBatch(Communicator& comm, const std::vector<P2PCall>& reqs) {
   if (reqs.empty()) return;
   std::vector<DeviceP2P> ops;
   ops.reserve(reqs.size());
-  for (const P2PRequest& r : reqs)
-    ops.push_back({&comm, r.isSend, r.sendBuf, r.recvBuf, r.count * coll::typeSize(r.type), r.peer,
+  for (const P2PCall& r : reqs)
+    ops.push_back({&comm, r.isSend, r.sendBuf, r.recvBuf, r.count * gdr::typeSize(r.type), r.peer,
                    reinterpret_cast<cudaStream_t>(r.stream)});
   runP2P(comm, ops);
 }
 
 bool deviceOpsAsync(const Communicator& comm) {
   if (comm.size() == 1) return true;  // copies on the stream
-  std::lock_guard<std::mutex> g(gStatesMu);
-  auto it = gStates.find(&comm);
-  return it != gStates.end() && it->second->ipc && it->second->ipc->deviceErrors() == 0;
-}
-
-void releaseDeviceState(const Communicator* comm) noexcept {
-  releaseStagedState(comm);
-  std::unique_ptr<DeviceState> st;
-  {
-    std::lock_guard<std::mutex> g(gStatesMu);
-    auto it = gStates.find(comm);
-    if (it == gStates.end()) return;
-    st = std::move(it->second);
-    gStates.erase(it);
-  }
+  const DeviceState* st = comm.devicePath().find<DeviceState>();
+  return st && st->ipc && st->ipc->deviceErrors() == 0;
 }
 
 #else  // no CUDA in this build: every pointer is host memory
@@ -425,11 +389,10 @@ void deviceSend(Communicator&, const void*, size_t, gdrDataType_t, int, gdrStrea
 void deviceRecv(Communicator&, void*, size_t, gdrDataType_t, int, gdrStream_t) {
   throw NotSupported("this build of gdrcoll has no CUDA support");
 }
-void deviceP2PBatch(Communicator&, const std::vector<P2PRequest>& reqs) {
+void deviceP2PBatch(Communicator&, const std::vector<P2PCall>& reqs) {
   if (!reqs.empty()) throw NotSupported("this build of gdrcoll has no CUDA support");
 }
 bool deviceOpsAsync(const Communicator&) { return false; }
-void releaseDeviceState(const Communicator*) noexcept {}
 
 #endif
 

@@ -29,14 +29,11 @@ bool isDeviceCall(const void* a, const void* b = nullptr);
 void runDeviceCollective(Communicator& comm, const CollCall& call, gdrStream_t stream);
 void deviceSend(Communicator& comm, const void* buf, size_t count, gdrDataType_t type, int peer, gdrStream_t stream);
 void deviceRecv(Communicator& comm, void* buf, size_t count, gdrDataType_t type, int peer, gdrStream_t stream);
-// One communicator's device send/recv queued by a group (comm/group.h): the
+// One communicator's device send/recv queued by a group (dispatch/group.h): the
 // k-th kernel carries the k-th send and receive of every peer.
-void deviceP2PBatch(Communicator& comm, const std::vector<P2PRequest>& reqs);
+void deviceP2PBatch(Communicator& comm, const std::vector<P2PCall>& reqs);
 // True when device work on `comm` only enqueues kernels (cuda_ipc set up and
 // healthy), so a group can launch it from the calling thread.
 bool deviceOpsAsync(const Communicator& comm);
-
-// Hook from ~Communicator: frees the communicator's device state (not collective).
-void releaseDeviceState(const Communicator* comm) noexcept;
 
 }  // namespace gdr

@@ -14,10 +14,6 @@ namespace gdr {
 
 namespace {
 
-bool isReduction(coll::CollKind k) {
-  return k == coll::CollKind::AllReduce || k == coll::CollKind::Reduce || k == coll::CollKind::ReduceScatter;
-}
-
 // Under GDR_CHECK_MISMATCH=2 every rank first proves it runs the same
 // operation: a dissemination barrier whose messages carry the signature. A
 // disagreement between any two ranks implies one between some rank and its
@@ -41,7 +37,7 @@ void runHostCollective(Communicator& comm, const CollCall& call) {
     if (c.bytes) std::memmove(c.dst, c.src, c.bytes);
     return;
   }
-  const size_t eb = coll::typeSize(call.type);
+  const size_t eb = gdr::typeSize(call.type);
 
   coll::CollArgs args;
   args.kind = call.kind;
@@ -54,8 +50,8 @@ void runHostCollective(Communicator& comm, const CollCall& call) {
   // Collectives whose data layout does not depend on rank numbers run on
   // ring positions from the topology (hosts together, close GPUs adjacent).
   const TopoPlan& plan = comm.topoPlan();
-  const bool reordered = !plan.identity && (call.kind == CollKind::AllReduce || call.kind == CollKind::Broadcast ||
-                                            call.kind == CollKind::Reduce || call.kind == CollKind::Barrier);
+  const CollTraits& traits = traitsOf(call.kind);
+  const bool reordered = !plan.identity && traits.rankOrderFree;
   if (reordered) {
     args.rank = plan.position[me];
     args.root = plan.position[call.root];
@@ -138,9 +134,10 @@ void runHostCollective(Communicator& comm, const CollCall& call) {
   transport::OpSig sig;
   sig.kind = static_cast<uint8_t>(call.kind);
   sig.dtype = static_cast<uint8_t>(call.type);
-  sig.op = isReduction(call.kind) ? static_cast<uint8_t>(call.op) : 0;
-  sig.root = (call.kind == CollKind::Broadcast || call.kind == CollKind::Reduce) ? call.root : 0;
-  sig.count = (call.kind == CollKind::AllToAllv || call.kind == CollKind::Barrier) ? 0 : call.count;
+  sig.op = traits.reduces ? static_cast<uint8_t>(call.op) : 0;
+  sig.root = traits.rooted ? call.root : 0;
+  const bool counted = traits.layout != Layout::Vectors && traits.layout != Layout::None;
+  sig.count = counted ? call.count : 0;
   sig.seq = comm.nextSeq();
   if (call.preSealed) sig.flags |= transport::kSigPreSealed;
 
@@ -148,7 +145,7 @@ void runHostCollective(Communicator& comm, const CollCall& call) {
   // this a rank passing 0 where the others pass 100 would return success
   // and leave the error to its next call. Valid programs pass 0 on every
   // rank, so this costs a barrier on count-0 calls only.
-  const bool emptyCall = call.count == 0 && call.kind != CollKind::AllToAllv && call.kind != CollKind::Barrier;
+  const bool emptyCall = call.count == 0 && counted;
   const int level = comm.config().checkMismatch;
   if (n > 1 && (level >= 2 || (level == 1 && emptyCall))) agreeOnSignature(comm, sig);
 
@@ -170,13 +167,13 @@ void runHostCollective(Communicator& comm, const CollCall& call) {
   }
   const coll::Schedule& sched = *schedp;
   bufs.scratch = sched.scratchElems ? comm.scratch(sched.scratchElems * eb).data() : nullptr;
-  transport::ReduceFn fn = isReduction(call.kind) ? coll::hostReduceFn(call.type, call.op) : nullptr;
+  transport::ReduceFn fn = traits.reduces ? coll::hostReduceFn(call.type, call.op) : nullptr;
   GDR_TRACE(kColl, "%s: %s, %zu steps", transport::describe(sig).c_str(), coll::algoName(algo),
             sched.steps.size());
   coll::execute(comm, sched, bufs, fn, sig, reordered ? plan.order.data() : nullptr);
 
   if (finalDst && finalBytes) std::memcpy(finalDst, bufs.output, finalBytes);
-  if (call.op == gdrAvg && isReduction(call.kind)) {
+  if (call.op == gdrAvg && traits.reduces) {
     if (call.kind == CollKind::AllReduce) coll::hostDivide(call.recvbuf, call.count, call.type, n);
     else if (call.kind == CollKind::ReduceScatter) coll::hostDivide(call.recvbuf, call.count, call.type, n);
     else if (me == call.root) coll::hostDivide(call.recvbuf, call.count, call.type, n);

@@ -2,10 +2,11 @@
 
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <vector>
 
-#include "collectives/reduce_host.h"
+#include "core/datatype.h"
 #include "core/error.h"
 
 namespace gdr {
@@ -31,43 +32,33 @@ transport::OpSig p2pSig(size_t count, gdrDataType_t type, bool preSealed = false
   return s;
 }
 
-// Messages to oneself: a per-communicator FIFO, filled by sends before the
-// receives of the same batch take from it. Batches of different
-// communicators run on different threads (a group's workers): hence the lock.
-struct SelfQueues {
+// Messages to oneself: a FIFO per communicator (its selfMessages slot),
+// filled by sends before the receives of the same batch take from it.
+struct SelfQueue final : PathState {
   std::mutex mu;
-  std::vector<std::pair<Communicator*, std::deque<std::vector<char>>>> q;
-  std::deque<std::vector<char>>& of(Communicator* c) {
-    for (auto& e : q)
-      if (e.first == c) return e.second;
-    q.emplace_back(c, std::deque<std::vector<char>>{});
-    return q.back().second;
-  }
-  void forget(Communicator* c) {
-    for (auto it = q.begin(); it != q.end(); ++it)
-      if (it->first == c) {
-        q.erase(it);
-        return;
-      }
-  }
+  std::deque<std::vector<char>> q;
 };
-SelfQueues& selfQueues() {
-  static SelfQueues s;
-  return s;
+
+SelfQueue& selfQueue(Communicator& c) {
+  return c.selfMessages().get<SelfQueue>([] { return std::make_unique<SelfQueue>(); });
 }
 
 void runSelf(std::vector<P2POp>& ops) {
   bool any = false;
   for (auto& o : ops) any |= o.peer == o.comm->rank();
   if (!any) return;
-  std::lock_guard<std::mutex> g(selfQueues().mu);
   for (auto& o : ops)
-    if (o.isSend && o.peer == o.comm->rank())
-      selfQueues().of(o.comm).emplace_back(static_cast<const char*>(o.sendBuf),
-                                           static_cast<const char*>(o.sendBuf) + o.bytes);
+    if (o.isSend && o.peer == o.comm->rank()) {
+      SelfQueue& sq = selfQueue(*o.comm);
+      std::lock_guard<std::mutex> g(sq.mu);
+      sq.q.emplace_back(static_cast<const char*>(o.sendBuf),
+                        static_cast<const char*>(o.sendBuf) + o.bytes);
+    }
   for (auto& o : ops) {
     if (o.isSend || o.peer != o.comm->rank()) continue;
-    auto& q = selfQueues().of(o.comm);
+    SelfQueue& sq = selfQueue(*o.comm);
+    std::lock_guard<std::mutex> g(sq.mu);
+    auto& q = sq.q;
     if (q.empty()) throw InvalidUsage("receive from this rank itself without a matching send before it");
     if (q.front().size() != o.bytes)
       throw InvalidUsage(strprintf("send to self of %zu bytes does not match the receive of %zu bytes",
@@ -126,25 +117,20 @@ void runOne(const P2POp& op) {
 }  // namespace
 
 void p2pSend(Communicator& comm, const void* buf, size_t count, gdrDataType_t type, int peer) {
-  runOne({&comm, true, buf, nullptr, count * coll::typeSize(type), peer, p2pSig(count, type)});
+  runOne({&comm, true, buf, nullptr, count * gdr::typeSize(type), peer, p2pSig(count, type)});
 }
 
 void p2pRecv(Communicator& comm, void* buf, size_t count, gdrDataType_t type, int peer) {
-  runOne({&comm, false, nullptr, buf, count * coll::typeSize(type), peer, p2pSig(count, type)});
+  runOne({&comm, false, nullptr, buf, count * gdr::typeSize(type), peer, p2pSig(count, type)});
 }
 
-void p2pRunBatch(Communicator& comm, const std::vector<P2PRequest>& reqs) {
+void p2pRunBatch(Communicator& comm, const std::vector<P2PCall>& reqs) {
   std::vector<P2POp> ops;
   ops.reserve(reqs.size());
-  for (const P2PRequest& r : reqs)
-    ops.push_back({&comm, r.isSend, r.sendBuf, r.recvBuf, r.count * coll::typeSize(r.type), r.peer,
+  for (const P2PCall& r : reqs)
+    ops.push_back({&comm, r.isSend, r.sendBuf, r.recvBuf, r.count * gdr::typeSize(r.type), r.peer,
                    p2pSig(r.count, r.type, r.preSealed)});
   runBatch(ops);
-}
-
-void p2pForget(Communicator* comm) {
-  std::lock_guard<std::mutex> g(selfQueues().mu);
-  selfQueues().forget(comm);
 }
 
 }  // namespace gdr

@@ -1,13 +1,13 @@
 #include "comm/single_rank.h"
 
-#include "collectives/reduce_host.h"
+#include "core/datatype.h"
 
 namespace gdr {
 
 SingleRankCopy singleRankCopy(const CollCall& call) {
   using coll::CollKind;
   SingleRankCopy c;
-  const size_t eb = coll::typeSize(call.type);
+  const size_t eb = gdr::typeSize(call.type);
   if (call.inPlace) return c;
   switch (call.kind) {
     case CollKind::Broadcast:

@@ -1,10 +1,10 @@
 #include "comm/staged_path.h"
 
 #include <atomic>
-#include <map>
 #include <memory>
 #include <mutex>
 
+#include "core/cuda.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/params.h"
@@ -36,13 +36,6 @@ using staged::Segment;
 constexpr size_t kRing = 256;          // operations in flight per communicator
 constexpr size_t kCaptureWords = 512;  // captured operations per communicator (2 words each)
 constexpr size_t kSlots = 4;           // pipeline depth (segments in flight)
-
-void cudaOk(cudaError_t rc, const char* what) {
-  if (rc != cudaSuccess) {
-    cudaGetLastError();
-    throw Error(gdrCudaError, strprintf("%s: %s (staged path)", what, cudaGetErrorString(rc)));
-  }
-}
 
 // Driver entry points through the runtime: the library does not link
 // libcuda, so it loads where no driver is installed.
@@ -100,8 +93,10 @@ struct SlotSet {
   explicit SlotSet(size_t b) : bytes(b) {
     RelaxedCapture relaxed;
     for (size_t i = 0; i < kSlots; ++i) {
-      cudaOk(cudaHostAlloc(reinterpret_cast<void**>(&in[i]), bytes, cudaHostAllocPortable), "cudaHostAlloc");
-      cudaOk(cudaHostAlloc(reinterpret_cast<void**>(&out[i]), bytes, cudaHostAllocPortable), "cudaHostAlloc");
+      checkCuda(cudaHostAlloc(reinterpret_cast<void**>(&in[i]), bytes, cudaHostAllocPortable),
+                "cudaHostAlloc (staged path)");
+      checkCuda(cudaHostAlloc(reinterpret_cast<void**>(&out[i]), bytes, cudaHostAllocPortable),
+                "cudaHostAlloc (staged path)");
     }
   }
   ~SlotSet() {
@@ -114,7 +109,9 @@ struct SlotSet {
   // Sealed operations are never captured and are queued under the enqueue
   // lock, so this is never called concurrently.
   char* sealBuf(size_t sl) {
-    if (!sealDev[sl]) cudaOk(cudaMalloc(reinterpret_cast<void**>(&sealDev[sl]), bytes), "cudaMalloc (sealing)");
+    if (!sealDev[sl])
+      checkCuda(cudaMalloc(reinterpret_cast<void**>(&sealDev[sl]), bytes),
+                "cudaMalloc (sealing) (staged path)");
     return sealDev[sl];
   }
 };
@@ -147,7 +144,7 @@ struct Captured {
 // slot just freed. Up to kSlots segments are on their way to the host while
 // the network works. Values only grow (base advances by the segment count),
 // so a word is never reset and stream waits compare cyclically (GEQ).
-class StagedContext {
+class StagedContext final : public PathState {
  public:
   explicit StagedContext(Communicator& comm) : comm_(comm) {
     RelaxedCapture relaxed;
@@ -155,12 +152,12 @@ class StagedContext {
     if (seg <= 0) throw InvalidArgument("GDR_STAGED_CHUNK_BYTES must be positive");
     segBytes_ = static_cast<size_t>(seg);
     nwords_ = 2 * kRing + 2 * kCaptureWords;
-    cudaOk(cudaHostAlloc(reinterpret_cast<void**>(&words_), nwords_ * sizeof(uint32_t),
-                         cudaHostAllocMapped | cudaHostAllocPortable),
-           "cudaHostAlloc (flag words)");
+    checkCuda(cudaHostAlloc(reinterpret_cast<void**>(&words_), nwords_ * sizeof(uint32_t),
+                            cudaHostAllocMapped | cudaHostAllocPortable),
+              "cudaHostAlloc (flag words) (staged path)");
     for (size_t i = 0; i < nwords_; ++i) words_[i] = 0;
     void* dev = nullptr;
-    cudaOk(cudaHostGetDevicePointer(&dev, words_, 0), "cudaHostGetDevicePointer");
+    checkCuda(cudaHostGetDevicePointer(&dev, words_, 0), "cudaHostGetDevicePointer (staged path)");
     wordsDev_ = reinterpret_cast<CUdeviceptr>(dev);
     engineWords_.assign(2 * kRing, 0);
     slots_.push_back(std::make_shared<SlotSet>(segBytes_));
@@ -171,7 +168,8 @@ class StagedContext {
     cfg.asyncError = [this] { return comm_.asyncError(); };
     cfg.onThreadStart = [] { widenHelperAffinity("staged-path progress thread"); };
     engine_ = std::make_unique<progress::Engine>(cfg, engineWords_.data(), engineWords_.size());
-    cudaOk(cudaEventCreateWithFlags(&lastOp_, cudaEventDisableTiming), "cudaEventCreate");
+    checkCuda(cudaEventCreateWithFlags(&lastOp_, cudaEventDisableTiming),
+              "cudaEventCreate (staged path)");
     // GPU sealing where the transports would encrypt: GDR_ENCRYPT and a peer
     // reached over the network. Every rank decides alike (with two hosts or
     // more every rank has such a peer; GDR_TRANSPORT is the same everywhere).
@@ -276,18 +274,18 @@ void CUDART_CB Captured::push(void* p) {
 
 void copy2D(const Copy2D& c, char* host, bool toHost, cudaStream_t s) {
   if (toHost)
-    cudaOk(cudaMemcpy2DAsync(host + c.hostOff, c.hostPitch, c.dev, c.devPitch, c.width, c.rows,
-                             cudaMemcpyDeviceToHost, s),
-           "cudaMemcpy2DAsync (device to host)");
+    checkCuda(cudaMemcpy2DAsync(host + c.hostOff, c.hostPitch, c.dev, c.devPitch, c.width, c.rows,
+                                cudaMemcpyDeviceToHost, s),
+              "cudaMemcpy2DAsync (device to host) (staged path)");
   else
-    cudaOk(cudaMemcpy2DAsync(c.dev, c.devPitch, host + c.hostOff, c.hostPitch, c.width, c.rows,
-                             cudaMemcpyHostToDevice, s),
-           "cudaMemcpy2DAsync (host to device)");
+    checkCuda(cudaMemcpy2DAsync(c.dev, c.devPitch, host + c.hostOff, c.hostPitch, c.width, c.rows,
+                                cudaMemcpyHostToDevice, s),
+              "cudaMemcpy2DAsync (host to device) (staged path)");
 }
 
 cudaStreamCaptureStatus captureOf(cudaStream_t s) {
   cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-  cudaOk(cudaStreamIsCapturing(s, &cs), "cudaStreamIsCapturing");
+  checkCuda(cudaStreamIsCapturing(s, &cs), "cudaStreamIsCapturing (staged path)");
   return cs;
 }
 
@@ -397,14 +395,16 @@ void StagedContext::enqueue(std::shared_ptr<Plan> plan, cudaStream_t s, cudaStre
       cap->slots = slots;
       captured_.push_back(cap);
     }
-    cudaOk(cudaLaunchHostFunc(s, &Captured::push, cap.get()), "cudaLaunchHostFunc");
+    checkCuda(cudaLaunchHostFunc(s, &Captured::push, cap.get()),
+              "cudaLaunchHostFunc (staged path)");
     issue(*plan, *slots, nullptr, nullptr, cap->ready, cap->result, 0, s);
     return;
   }
   // Ticket order, value order, job order and stream order agree.
   std::lock_guard<std::mutex> g(enqueueMu_);
   // One operation at a time across streams: the slots are shared.
-  if (anyOp_ && s != lastStream_) cudaOk(cudaStreamWaitEvent(s, lastOp_, 0), "cudaStreamWaitEvent");
+  if (anyOp_ && s != lastStream_)
+    checkCuda(cudaStreamWaitEvent(s, lastOp_, 0), "cudaStreamWaitEvent (staged path)");
   const progress::Ticket t = engine_->reserve();
   const uint32_t base = base_;
   base_ += static_cast<uint32_t>(nseg) + 1;
@@ -428,41 +428,16 @@ void StagedContext::enqueue(std::shared_ptr<Plan> plan, cudaStream_t s, cudaStre
       });
   failing([&] {
     issue(*plan, *slots, sealer, log.get(), ready, result, base, s);
-    cudaOk(cudaEventRecord(lastOp_, s), "cudaEventRecord");
+    checkCuda(cudaEventRecord(lastOp_, s), "cudaEventRecord (staged path)");
   });
   lastStream_ = s;
   anyOp_ = true;
 }
 
-std::mutex gMu;
-std::map<const Communicator*, std::unique_ptr<StagedContext>> gContexts;
-// gContexts.size(), readable without gMu: every host-buffer call asks for
-// its communicator's context (waitStagedIdle), and a process that never ran
-// a staged operation should not pay a lock and a map lookup per call for it.
-std::atomic<size_t> gContextCount{0};
-
+// The staged path's per-communicator state (Communicator::stagedPath).
 StagedContext& contextFor(Communicator& comm) {
-  std::lock_guard<std::mutex> g(gMu);
-  auto& ctx = gContexts[&comm];
-  if (!ctx) {
-    try {
-      ctx = std::make_unique<StagedContext>(comm);
-      gContextCount.store(gContexts.size(), std::memory_order_release);
-    } catch (...) {
-      gContexts.erase(&comm);
-      throw;
-    }
-  }
-  return *ctx;
-}
-
-StagedContext* existingContext(const Communicator& comm) {
-  // A context is made by the thread that runs the staged operation, so one
-  // this thread must wait for is visible to it here.
-  if (gContextCount.load(std::memory_order_acquire) == 0) return nullptr;
-  std::lock_guard<std::mutex> g(gMu);
-  auto it = gContexts.find(&comm);
-  return it == gContexts.end() ? nullptr : it->second.get();
+  return comm.stagedPath().get<StagedContext>(
+      [&comm] { return std::make_unique<StagedContext>(comm); });
 }
 
 }  // namespace
@@ -493,7 +468,7 @@ void runStagedP2P(Communicator& comm, std::vector<staged::P2PItem> items, void* 
   std::shared_ptr<Plan> plan = staged::planP2P(
       std::move(items), ctx.segBytes(),
       [&comm](const std::vector<staged::HostMsg>& msgs) {
-        std::vector<P2PRequest> reqs(msgs.size());
+        std::vector<P2PCall> reqs(msgs.size());
         for (size_t i = 0; i < msgs.size(); ++i) {
           reqs[i].isSend = msgs[i].isSend;
           reqs[i].sendBuf = msgs[i].host;
@@ -510,20 +485,7 @@ void runStagedP2P(Communicator& comm, std::vector<staged::P2PItem> items, void* 
 }
 
 void waitStagedIdle(Communicator& comm) {
-  if (StagedContext* ctx = existingContext(comm)) ctx->engine().waitIdle();
-}
-
-void releaseStagedState(const Communicator* comm) noexcept {
-  std::unique_ptr<StagedContext> ctx;
-  {
-    std::lock_guard<std::mutex> g(gMu);
-    auto it = gContexts.find(comm);
-    if (it == gContexts.end()) return;
-    ctx = std::move(it->second);
-    gContexts.erase(it);
-    gContextCount.store(gContexts.size(), std::memory_order_release);
-  }
-  ctx.reset();
+  if (StagedContext* ctx = comm.stagedPath().find<StagedContext>()) ctx->engine().waitIdle();
 }
 
 #else  // no CUDA: no device buffers reach this path
@@ -535,7 +497,6 @@ void runStagedP2P(Communicator&, std::vector<staged::P2PItem>, void*) {
   throw NotSupported("this build of gdrcoll has no CUDA support");
 }
 void waitStagedIdle(Communicator&) {}
-void releaseStagedState(const Communicator*) noexcept {}
 
 #endif
 

@@ -32,7 +32,5 @@ void runStagedP2P(Communicator& comm, std::vector<staged::P2PItem> items, void* 
 // Blocks (deadline: GDR_TIMEOUT_MS) until the staged operations queued so
 // far have run: host operations on the communicator must come after them.
 void waitStagedIdle(Communicator& comm);
-// From releaseDeviceState: runs what is queued, stops the thread, frees.
-void releaseStagedState(const Communicator* comm) noexcept;
 
 }  // namespace gdr

@@ -4,12 +4,13 @@
 
 #include <cuda_runtime_api.h>
 
-#include <cstring>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
+#include "core/cuda.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "security/gpu_aes_gcm.h"
@@ -18,13 +19,6 @@
 namespace gdr::staged {
 
 namespace {
-
-void ok(cudaError_t rc, const char* what) {
-  if (rc != cudaSuccess) {
-    cudaGetLastError();
-    throw Error(gdrCudaError, strprintf("%s: %s (GPU sealing, GDR_ENCRYPT)", what, cudaGetErrorString(rc)));
-  }
-}
 
 constexpr size_t kStatusWords = size_t{1} << 20;  // the status ring (4 MiB, host-mapped)
 
@@ -44,9 +38,9 @@ struct GpuSealer::Impl {
   std::atomic<uint64_t> checkedUpTo{0};
 
   explicit Impl(Communicator& c) : comm(c), keys(c.size()), sendSeq(c.size()), recvSeq(c.size()) {
-    ok(cudaHostAlloc(reinterpret_cast<void**>(&status), kStatusWords * sizeof(uint32_t),
-                     cudaHostAllocMapped | cudaHostAllocPortable),
-       "cudaHostAlloc (sealing status words)");
+    checkCuda(cudaHostAlloc(reinterpret_cast<void**>(&status), kStatusWords * sizeof(uint32_t),
+                            cudaHostAllocMapped | cudaHostAllocPortable),
+              "cudaHostAlloc (sealing status words) (GPU sealing, GDR_ENCRYPT)");
   }
 
   const security::GpuGcmKey& key(int origin) {
@@ -115,9 +109,10 @@ void GpuSealer::seal(Copy2D& c, char* host, char* devSlot, void* stream) {
     uint8_t iv[12];
     security::sealNonce(c.seal.id(r), iv);
     uint8_t* tag = reinterpret_cast<uint8_t*>(host + c.hostOff + r * c.hostPitch + c.width);
-    ok(security::gpuAesGcmSeal(impl_->key(c.seal.originOf(r)), iv, nullptr, 0, c.dev + r * c.devPitch,
-                               scratch + r * c.hostPitch, c.width, tag, impl_->scratch, s),
-       "AES-GCM seal kernel");
+    checkCuda(security::gpuAesGcmSeal(impl_->key(c.seal.originOf(r)), iv, nullptr, 0,
+                                      c.dev + r * c.devPitch, scratch + r * c.hostPitch, c.width,
+                                      tag, impl_->scratch, s),
+              "AES-GCM seal kernel (GPU sealing, GDR_ENCRYPT)");
   }
   c.dev = scratch;
   c.devPitch = c.hostPitch;
@@ -132,8 +127,9 @@ void GpuSealer::open(const Copy2D& c, const char* host, OpenLog& log, void* stre
     const auto* tag = reinterpret_cast<const uint8_t*>(host + c.hostOff + r * c.hostPitch + c.width);
     uint32_t* st = impl_->takeStatus();
     char* row = c.dev + r * c.devPitch;
-    ok(security::gpuAesGcmOpen(impl_->key(origin), iv, nullptr, 0, row, row, c.width, tag, impl_->scratch, st, s),
-       "AES-GCM open kernel");
+    checkCuda(security::gpuAesGcmOpen(impl_->key(origin), iv, nullptr, 0, row, row, c.width, tag,
+                                      impl_->scratch, st, s),
+              "AES-GCM open kernel (GPU sealing, GDR_ENCRYPT)");
     log.rows.push_back({st, origin});
     log.end.store(impl_->nextStatus, std::memory_order_release);  // read by the progress thread only after the stream passed the opens
   }

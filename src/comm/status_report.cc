@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "collectives/reduce_host.h"
+#include "core/datatype.h"
 #include "collectives/schedule.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -55,7 +55,7 @@ const char* collOf(const transport::OpSig& s) {
                                        : coll::collName(static_cast<coll::CollKind>(s.kind));
 }
 const char* typeOf(const transport::OpSig& s) {
-  return s.dtype < gdrNumTypes ? coll::typeName(static_cast<gdrDataType_t>(s.dtype)) : "?";
+  return s.dtype < gdrNumTypes ? gdr::typeName(static_cast<gdrDataType_t>(s.dtype)) : "?";
 }
 const char* opOf(const transport::OpSig& s) {
   static const char* kOps[] = {"sum", "prod", "max", "min", "avg"};

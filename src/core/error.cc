@@ -2,11 +2,32 @@
 
 #include <cstdarg>
 #include <cstring>
+#include <new>
 
 namespace gdr {
 
 SystemError::SystemError(const std::string& w, int err)
     : Error(gdrSystemError, w + ": " + std::strerror(err)) {}
+
+ErrorReport reportCurrentException() noexcept {
+  ErrorReport r;
+  try {
+    throw;
+  } catch (const Error& e) {
+    r.code = e.code();
+    r.text = e.what();
+  } catch (const std::bad_alloc&) {
+    r.code = gdrSystemError;
+    r.text = "out of host memory";
+  } catch (const std::exception& e) {
+    r.code = gdrInternalError;
+    r.text = std::string("internal error: ") + e.what();
+  } catch (...) {
+    r.code = gdrInternalError;
+    r.text = "internal error: unknown exception";
+  }
+  return r;
+}
 
 std::string strprintf(const char* fmt, ...) {
   va_list ap;

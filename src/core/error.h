@@ -1,6 +1,7 @@
 // One error taxonomy inside the library. Code throws gdr::Error (or a
 // subclass); the API layer turns it into a gdrResult_t in one place
-// (src/api/guard.h) and records its text as the communicator's last error.
+// (reportCurrentException, used by src/api/guard.h) and records its text as the communicator's last
+// error.
 #pragma once
 
 #include <stdexcept>
@@ -41,6 +42,16 @@ struct NotSupported : Error {
 struct InternalError : Error {
   explicit InternalError(const std::string& w) : Error(gdrInternalError, w) {}
 };
+
+// The one conversion of an exception into a code and a text, for the
+// boundaries that must not throw (the C API, a group's worker, the NCCL
+// face). Call it inside a catch block; anything that is not a gdr::Error is
+// an out-of-memory (gdrSystemError) or an internal error.
+struct ErrorReport {
+  gdrResult_t code = gdrSuccess;
+  std::string text;
+};
+ErrorReport reportCurrentException() noexcept;
 
 // printf-style formatting into a std::string.
 std::string strprintf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));

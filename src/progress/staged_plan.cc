@@ -3,14 +3,12 @@
 #include <algorithm>
 #include <utility>
 
-#include "collectives/reduce_host.h"
+#include "core/datatype.h"
 #include "core/error.h"
 
 namespace gdr::staged {
 
 namespace {
-
-using coll::CollKind;
 
 // The same range of each of `rows` blocks `blockBytes` apart, packed.
 Copy2D strided(char* dev, size_t blockBytes, bool hostIn, size_t width, size_t rows) {
@@ -46,8 +44,9 @@ Copy2D sealedRows(Copy2D c, security::SealId first, int origin, int originStep, 
 
 class CollPlan final : public Plan {
  public:
-  CollPlan(const CollCall& call, int rank, int nranks, size_t segBytes, HostCollFn run, SealSpec seal)
-      : c_(call), me_(rank), n_(nranks), eb_(coll::typeSize(call.type)), run_(std::move(run)) {
+  CollPlan(const CollCall& call, int rank, int nranks, size_t segBytes, HostCollFn run,
+           SealSpec seal)
+      : c_(call), me_(rank), n_(nranks), eb_(gdr::typeSize(call.type)), run_(std::move(run)) {
     sealed_ = seal.on && sealable(call.kind) && call.count > 0;
     sealSeq_ = seal.seq;
     tag_ = sealed_ ? kSealTagBytes : 0;
@@ -71,8 +70,7 @@ class CollPlan final : public Plan {
       nseg_ = 1;
       return;
     }
-    const bool blocks = c_.kind == CollKind::AllGather || c_.kind == CollKind::ReduceScatter ||
-                        c_.kind == CollKind::AllToAll;
+    const bool blocks = traitsOf(c_.kind).layout != Layout::Whole;
     const size_t rowBytes = eb_ * (blocks ? static_cast<size_t>(n_) : 1);
     segElems_ = std::max<size_t>(1, segBytes / rowBytes);
     nseg_ = c_.count == 0 ? 1 : (c_.count + segElems_ - 1) / segElems_;
@@ -82,13 +80,12 @@ class CollPlan final : public Plan {
 
   size_t slotBytes() const override {
     if (c_.kind == CollKind::AllToAllv) return std::max(inElems_, outElems_) * eb_;
-    const bool blocks = c_.kind == CollKind::AllGather || c_.kind == CollKind::ReduceScatter ||
-                        c_.kind == CollKind::AllToAll;
+    const bool blocks = traitsOf(c_.kind).layout != Layout::Whole;
     return (std::min(segElems_, c_.count) * eb_ + tag_) * (blocks ? n_ : 1);
   }
 
   std::string what() const override {
-    return strprintf("%s of %zu x %zu B (staged%s)", coll::collName(c_.kind), c_.count, eb_,
+    return strprintf("%s of %zu x %zu B (staged%s)", collName(c_.kind), c_.count, eb_,
                      sealed_ ? ", sealed on the GPU" : "");
   }
   bool sealed() const override { return sealed_; }
@@ -207,7 +204,7 @@ class CollPlan final : public Plan {
         s.toDevice.push_back(sealedRows(strided(recv + off, block, false, bytes, n_), to(me_), 0, 1, 0));
         break;
       default:
-        throw Error(gdrInternalError, strprintf("%s cannot be sealed", coll::collName(c_.kind)));
+        throw Error(gdrInternalError, strprintf("%s cannot be sealed", collName(c_.kind)));
     }
     s.host = [this, h](char* in, char* out) mutable {
       h.sendbuf = in;

@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "comm/host_colls.h"
+#include "core/call.h"
 #include "security/staged_nonce.h"
 
 namespace gdr::staged {
@@ -86,7 +86,7 @@ class Plan {
 };
 
 // Whether a collective of this kind can be sealed end to end by the GPU.
-bool sealable(coll::CollKind kind);
+bool sealable(CollKind kind);
 struct SealSpec {
   bool on = false;
   uint32_t seq = 0;  // the communicator's sealed-collective sequence number

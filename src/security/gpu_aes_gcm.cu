@@ -2,13 +2,13 @@
 // passes (Seal: encrypt and hash; Hash: hash the ciphertext and check the tag;
 // Decrypt: decrypt once the check said authentic); the arithmetic is in
 // gpu_aes_gcm_core.h, shared with the host tests.
-#include "security/gpu_aes_gcm.h"
-
 #include <algorithm>
 #include <cstring>
 #include <memory>
 
+#include "core/cuda.h"
 #include "core/error.h"
+#include "security/gpu_aes_gcm.h"
 
 namespace gdr::security {
 
@@ -183,23 +183,20 @@ LaunchParams prepare(const GpuGcmKey& key, const uint8_t* iv, const void* aad, s
   return p;
 }
 
-void cudaCheck(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw InternalError(strprintf("AES-GCM: %s: %s", what, cudaGetErrorString(e)));
-}
-
 }  // namespace
 
 GpuGcmKey::GpuGcmKey(const uint8_t key[kKeyBytes]) {
-  cudaCheck(cudaGetDevice(&device_), "cudaGetDevice");
+  checkCuda(cudaGetDevice(&device_), "AES-GCM: cudaGetDevice");
   int sms = 0;
-  cudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_), "SM count");
+  checkCuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_),
+            "AES-GCM: SM count");
   caps_[static_cast<int>(Mode::Seal)] = occupancyCap<Mode::Seal>(sms);
   caps_[static_cast<int>(Mode::Hash)] = occupancyCap<Mode::Hash>(sms);
   caps_[static_cast<int>(Mode::Decrypt)] = occupancyCap<Mode::Decrypt>(sms);
   gcm::expandKey(key, host_);
   auto tables = std::make_unique<gcm::Tables>();
   gcm::buildTables(host_.h, *tables);
-  cudaCheck(cudaMalloc(&tables_, sizeof(gcm::Tables)), "cudaMalloc of the key tables");
+  checkCuda(cudaMalloc(&tables_, sizeof(gcm::Tables)), "AES-GCM: cudaMalloc of the key tables");
   // A cudaMemcpy from pageable memory may return before the data lands, and
   // the kernels run on the caller's streams, which need not wait for the
   // default stream (cudaStreamNonBlocking): wait until the tables are there.
@@ -210,7 +207,7 @@ GpuGcmKey::GpuGcmKey(const uint8_t key[kKeyBytes]) {
   if (e != cudaSuccess) {
     cudaFree(tables_);
     wipe(&host_, sizeof(host_));
-    cudaCheck(e, "upload of the key tables");
+    checkCuda(e, "AES-GCM: upload of the key tables");
   }
 }
 
@@ -224,14 +221,14 @@ GpuGcmKey::~GpuGcmKey() {
 }
 
 GpuGcmScratch::GpuGcmScratch() {
-  cudaCheck(cudaMalloc(&dev_, sizeof(Device)), "cudaMalloc of the scratch");
+  checkCuda(cudaMalloc(&dev_, sizeof(Device)), "AES-GCM: cudaMalloc of the scratch");
   // Zeroed before the first kernel reads it, whatever stream that runs on
   // (cudaMemset on device memory returns before it is done).
   cudaError_t e = cudaMemsetAsync(dev_, 0, sizeof(Device), cudaStreamPerThread);
   if (e == cudaSuccess) e = cudaStreamSynchronize(cudaStreamPerThread);
   if (e != cudaSuccess) {
     cudaFree(dev_);
-    cudaCheck(e, "cudaMemset of the scratch");
+    checkCuda(e, "AES-GCM: cudaMemset of the scratch");
   }
 }
 

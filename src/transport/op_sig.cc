@@ -1,5 +1,5 @@
-#include "collectives/reduce_host.h"
 #include "collectives/schedule.h"
+#include "core/datatype.h"
 #include "core/error.h"
 #include "transport/transport.h"
 
@@ -14,7 +14,8 @@ std::string describe(const OpSig& s) {
   static const char* kOps[] = {"sum", "prod", "max", "min", "avg"};
   // A peer's bytes: range-check before the value becomes an enum (loading an
   // out-of-range enum is undefined; the fuzzer found it).
-  const char* type = s.dtype < gdrNumTypes ? coll::typeName(static_cast<gdrDataType_t>(s.dtype)) : "unknown type";
+  const char* type =
+      s.dtype < gdrNumTypes ? gdr::typeName(static_cast<gdrDataType_t>(s.dtype)) : "unknown type";
   if (s.kind == kP2PKind)
     return strprintf("send/recv of %llu %s", (unsigned long long)s.count, type);
   auto kind = static_cast<coll::CollKind>(s.kind);

@@ -9,6 +9,7 @@
 
 namespace gdrtest {
 
+using namespace gdr;
 using namespace gdr::coll;
 
 size_t typeBytes(gdrDataType_t t) { return typeSize(t); }

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <vector>
 
-#include "collectives/reduce_host.h"
+#include "core/datatype.h"
 #include "reference.h"
 #include "support/multiproc.h"
 
@@ -12,7 +12,7 @@ namespace gdrtest {
 
 namespace {
 
-size_t tsize(gdrDataType_t t) { return gdr::coll::typeSize(t); }
+size_t tsize(gdrDataType_t t) { return gdr::typeSize(t); }
 
 constexpr unsigned char kPoison = 0x7b;
 

@@ -6,9 +6,10 @@
 #include <cstring>
 #include <vector>
 
-#include "collectives/reduce_host.h"
 #include "compat/nccl/nccl_compat.h"
 #include "compat/nccl/nccl_group.h"
+#include "core/cuda.h"
+#include "core/datatype.h"
 #include "core/memory_kind.h"
 
 #if GDR_HAVE_CUDA
@@ -25,51 +26,12 @@ gdrStream_t toGdr(cudaStream_t s) { return reinterpret_cast<gdrStream_t>(s); }
 
 bool onDevice(const void* p) { return p && memoryKind(p) == MemKind::Device; }
 
-[[maybe_unused]] void cudaCheck(int rc, const char* what) {
-#if GDR_HAVE_CUDA
-  if (rc != cudaSuccess)
-    throw Error(gdrCudaError, strprintf("%s failed: %s", what, cudaGetErrorString(static_cast<cudaError_t>(rc))));
-#else
-  (void)rc;
-  (void)what;
-#endif
-}
-
-// Makes the communicator's device current for one call (a thread may drive
-// several GPUs, as after ncclCommInitAll): scratch memory and the scaling
-// kernel must land on the communicator's device, not the caller's.
-class OnCommDevice {
- public:
-  explicit OnCommDevice(int device) {
-#if GDR_HAVE_CUDA
-    if (device < 0 || cudaGetDevice(&previous_) != cudaSuccess || previous_ == device) {
-      cudaGetLastError();
-      previous_ = -1;
-      return;
-    }
-    cudaCheck(cudaSetDevice(device), "cudaSetDevice (the communicator's device)");
-#else
-    (void)device;
-#endif
-  }
-  ~OnCommDevice() {
-#if GDR_HAVE_CUDA
-    if (previous_ >= 0 && cudaSetDevice(previous_) != cudaSuccess) cudaGetLastError();
-#endif
-  }
-  OnCommDevice(const OnCommDevice&) = delete;
-  OnCommDevice& operator=(const OnCommDevice&) = delete;
-
- private:
-  int previous_ = -1;
-};
-
 // Copies between buffers of either kind, ordered on the stream for device memory.
 void copyBytes(void* dst, const void* src, size_t n, cudaStream_t stream) {
   if (n == 0 || dst == src) return;
 #if GDR_HAVE_CUDA
   if (onDevice(dst) || onDevice(src)) {
-    cudaCheck(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, stream), "cudaMemcpyAsync");
+    checkCuda(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, stream), "cudaMemcpyAsync");
     return;
   }
 #else
@@ -84,7 +46,7 @@ class Scratch {
   Scratch(size_t bytes, const void* like, cudaStream_t stream) : stream_(stream) {
 #if GDR_HAVE_CUDA
     if (onDevice(like)) {
-      cudaCheck(cudaMallocAsync(&dev_, bytes ? bytes : 1, stream), "cudaMallocAsync");
+      checkCuda(cudaMallocAsync(&dev_, bytes ? bytes : 1, stream), "cudaMallocAsync");
       return;
     }
 #else
@@ -138,10 +100,14 @@ void hostScale(void* dst, const void* src, size_t n, gdrDataType_t t, const void
     case gdrUint64: return scaleTyped<uint64_t>(dst, src, n, scalar);
     case gdrFloat32: return scaleTyped<float>(dst, src, n, scalar);
     case gdrFloat64: return scaleTyped<double>(dst, src, n, scalar);
-    case gdrFloat16: return scaleNarrow<uint16_t, coll::halfToFloat, coll::floatToHalf>(dst, src, n, scalar);
-    case gdrBfloat16: return scaleNarrow<uint16_t, coll::bf16ToFloat, coll::floatToBf16>(dst, src, n, scalar);
-    case gdrFloat8e4m3: return scaleNarrow<uint8_t, coll::fp8e4m3ToFloat, coll::floatToFp8e4m3>(dst, src, n, scalar);
-    case gdrFloat8e5m2: return scaleNarrow<uint8_t, coll::fp8e5m2ToFloat, coll::floatToFp8e5m2>(dst, src, n, scalar);
+    case gdrFloat16:
+      return scaleNarrow<uint16_t, gdr::halfToFloat, gdr::floatToHalf>(dst, src, n, scalar);
+    case gdrBfloat16:
+      return scaleNarrow<uint16_t, gdr::bf16ToFloat, gdr::floatToBf16>(dst, src, n, scalar);
+    case gdrFloat8e4m3:
+      return scaleNarrow<uint8_t, gdr::fp8e4m3ToFloat, gdr::floatToFp8e4m3>(dst, src, n, scalar);
+    case gdrFloat8e5m2:
+      return scaleNarrow<uint8_t, gdr::fp8e5m2ToFloat, gdr::floatToFp8e5m2>(dst, src, n, scalar);
     default: throw InternalError("hostScale: bad type");
   }
 }
@@ -186,16 +152,17 @@ void preScale(const PreMulSum& p, const void* src, size_t count, ncclDataType_t 
   if (onDevice(src) || onDevice(out)) {
 #if GDR_HAVE_CUDA
     GDR_CHECK_ARG(onDevice(src) && onDevice(out), "PreMulSum: the input and the scratch are not both device memory");
-    cudaCheck(dev::launchScale(out, src, count, t, scalarOnDevice ? p.pointer : nullptr, scalar, stream),
-              "PreMulSum scaling kernel");
+    checkCuda(
+        dev::launchScale(out, src, count, t, scalarOnDevice ? p.pointer : nullptr, scalar, stream),
+        "PreMulSum scaling kernel");
 #endif
     return;
   }
   if (scalarOnDevice) {
 #if GDR_HAVE_CUDA
-    cudaCheck(cudaMemcpyAsync(scalar, p.pointer, bytes, cudaMemcpyDeviceToHost, stream),
+    checkCuda(cudaMemcpyAsync(scalar, p.pointer, bytes, cudaMemcpyDeviceToHost, stream),
               "cudaMemcpyAsync (PreMulSum scalar)");
-    cudaCheck(cudaStreamSynchronize(stream), "cudaStreamSynchronize (PreMulSum scalar)");
+    checkCuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (PreMulSum scalar)");
 #endif
   }
   hostScale(out, src, count, t, scalar);
@@ -210,7 +177,7 @@ ncclResult_t enqueue(const char* fn, ncclComm_t comm, bool p2p, Issue issue) {
       groupDefer(&c, p2p, [fn, comm, issue]() {
         return guard(fn, comm, [&] {
           Comm& ready = readyComm(comm);
-          OnCommDevice deviceScope(ready.cudaDev);
+          ScopedDevice deviceScope(ready.cudaDev);
           issue(ready);
           return ncclSuccess;
         });
@@ -218,7 +185,7 @@ ncclResult_t enqueue(const char* fn, ncclComm_t comm, bool p2p, Issue issue) {
       return ncclSuccess;
     }
     Comm& ready = readyComm(comm);
-    OnCommDevice deviceScope(ready.cudaDev);
+    ScopedDevice deviceScope(ready.cudaDev);
     issue(ready);
     return ncclSuccess;
   });

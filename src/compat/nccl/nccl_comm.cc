@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
-#include "collectives/reduce_host.h"
 #include "compat/nccl/nccl_compat.h"
 #include "compat/nccl/nccl_group.h"
+#include "core/datatype.h"
 #include "core/log.h"
 #include "core/params.h"
 
@@ -192,7 +192,7 @@ gdrDataType_t toGdrType(ncclDataType_t t) {
   }
 }
 
-size_t typeBytes(ncclDataType_t t) { return coll::typeSize(toGdrType(t)); }
+size_t typeBytes(ncclDataType_t t) { return gdr::typeSize(toGdrType(t)); }
 
 }  // namespace gdr::nccl
 

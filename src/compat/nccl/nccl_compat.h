@@ -93,14 +93,9 @@ ncclResult_t guard(const char* fn, ncclComm_t comm, Body&& body) noexcept {
     return body();
   } catch (const GdrCallError& e) {
     return recordError(fn, comm, fromGdr(e.code()), e.what(), true);
-  } catch (const Error& e) {
-    return recordError(fn, comm, fromGdr(e.code()), e.what(), false);
-  } catch (const std::bad_alloc&) {
-    return recordError(fn, comm, ncclSystemError, "out of host memory", false);
-  } catch (const std::exception& e) {
-    return recordError(fn, comm, ncclInternalError, std::string("internal error: ") + e.what(), false);
   } catch (...) {
-    return recordError(fn, comm, ncclInternalError, "internal error: unknown exception", false);
+    const ErrorReport r = reportCurrentException();
+    return recordError(fn, comm, fromGdr(r.code), r.text, false);
   }
 }
 

@@ -1,4 +1,4 @@
-#include "comm/group_device.h"
+#include "core/cuda.h"
 
 #include "core/error.h"
 
@@ -34,14 +34,17 @@ int currentCudaDevice() {
   return dev;
 }
 
+void checkCuda(int rc, const char* what) {
+  if (rc == cudaSuccess) return;
+  cudaGetLastError();
+  throw Error(gdrCudaError,
+              strprintf("%s: %s", what, cudaGetErrorString(static_cast<cudaError_t>(rc))));
+}
+
 void setCudaDevice(int device) {
   if (device < 0) return;
-  const cudaError_t rc = cudaSetDevice(device);
-  if (rc != cudaSuccess) {
-    cudaGetLastError();
-    throw Error(gdrCudaError, strprintf("cudaSetDevice(%d) for the communicator's device: %s", device,
-                                        cudaGetErrorString(rc)));
-  }
+  checkCuda(cudaSetDevice(device),
+            strprintf("cudaSetDevice(%d) for the communicator's device", device).c_str());
 }
 
 ScopedDevice::ScopedDevice(int device) {
@@ -58,6 +61,9 @@ ScopedDevice::~ScopedDevice() {
 
 #else
 
+void checkCuda(int rc, const char* what) {
+  if (rc != 0) throw Error(gdrCudaError, strprintf("%s: CUDA error %d", what, rc));
+}
 int currentCudaDevice() { return -1; }
 void setCudaDevice(int) {}
 ScopedDevice::ScopedDevice(int) {}

@@ -1,15 +1,16 @@
-#include "comm/group.h"
+#include "dispatch/group.h"
 
 #include <algorithm>
 #include <thread>
 #include <vector>
 
 #include "comm/device_colls.h"
-#include "comm/group_device.h"
+#include "core/cuda.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "dispatch/route.h"
 
-namespace gdr {
+namespace gdr::dispatch {
 
 namespace {
 
@@ -20,12 +21,12 @@ struct GroupOp {
   CollCall call{coll::CollKind::Barrier};
   gdrStream_t stream = nullptr;
   std::vector<size_t> vee[4];  // send counts, send displs, recv counts, recv displs
-  P2PRequest p2p;
+  P2PCall p2p;
 };
 
 // One communicator's share of a group.
 struct Share {
-  CommRef comm;  // held until the group has run (or the communicator is destroyed)
+  CommRef comm;           // held until the group has run (or the communicator is destroyed)
   BootstrapFactory init;  // set for a pending init
   std::vector<GroupOp> ops;
 };
@@ -49,43 +50,28 @@ Share& shareOf(Communicator* comm) {
 // (done when it runs: the op may have moved since it was queued).
 const CollCall& callOf(GroupOp& op) {
   if (op.call.kind == coll::CollKind::AllToAllv) {
-    const size_t** ptr[4] = {&op.call.sendCounts, &op.call.sendDispls, &op.call.recvCounts, &op.call.recvDispls};
+    const size_t** ptr[4] = {&op.call.sendCounts, &op.call.sendDispls, &op.call.recvCounts,
+                             &op.call.recvDispls};
     for (int k = 0; k < 4; ++k) *ptr[k] = op.vee[k].empty() ? nullptr : op.vee[k].data();
   }
   return op.call;
 }
 
-// Runs queued send/recv as one batch per memory kind (device first: it only
-// enqueues; the host batch waits).
-void flushP2P(Communicator& comm, std::vector<P2PRequest>& host, std::vector<P2PRequest>& dev) {
-  if (!dev.empty()) {
-    ScopedDevice d(comm.device());
-    deviceP2PBatch(comm, dev);
-    dev.clear();
-  }
-  if (!host.empty()) {
-    p2pRunBatch(comm, host);
-    host.clear();
-  }
-}
-
+// A share's calls in order, each through the router (so host work waits for
+// the staged device work before it, as outside a group). The send/recv
+// between two collectives form one batch.
 void runOps(Communicator& comm, std::vector<GroupOp>& ops) {
-  std::vector<P2PRequest> host, dev;
+  std::vector<P2PCall> host, dev;
   for (GroupOp& op : ops) {
     if (!op.isColl) {
       (op.onDevice ? dev : host).push_back(op.p2p);
       continue;
     }
-    flushP2P(comm, host, dev);
+    runP2PBatch(comm, host, dev);
     comm.throwIfFailed();
-    if (op.onDevice) {
-      ScopedDevice d(comm.device());
-      runDeviceCollective(comm, callOf(op), op.stream);
-    } else {
-      runHostCollective(comm, callOf(op));
-    }
+    runCollective(comm, callOf(op), op.onDevice, op.stream);
   }
-  flushP2P(comm, host, dev);
+  runP2PBatch(comm, host, dev);
 }
 
 struct Outcome {
@@ -101,25 +87,18 @@ Outcome runShare(Share& s) {
     if (s.init) {
       try {
         s.comm->start(s.init());
-      } catch (const Error& e) {
-        s.comm->failStart(e.code(), e.what());
-        throw;
-      } catch (const std::exception& e) {
-        s.comm->failStart(gdrInternalError, e.what());
+      } catch (...) {
+        const ErrorReport r = reportCurrentException();
+        s.comm->failStart(r.code, r.text);
         throw;
       }
     }
     runOps(*s.comm, s.ops);
     return o;
-  } catch (const Error& e) {
-    o.code = e.code();
-    o.text = e.what();
-  } catch (const std::bad_alloc&) {
-    o.code = gdrSystemError;
-    o.text = "out of host memory";
-  } catch (const std::exception& e) {
-    o.code = gdrInternalError;
-    o.text = std::string("internal error: ") + e.what();
+  } catch (...) {
+    const ErrorReport r = reportCurrentException();
+    o.code = r.code;
+    o.text = r.text;
   }
   s.comm->setLastError("gdrGroupEnd: " + o.text);
   return o;
@@ -179,33 +158,42 @@ void groupEnd() {
 
   if (initError != gdrSuccess) {
     // The missing rank would never arrive: fail the pending inits now.
-    const std::string why = "not created: another gdrCommInitRank in the same group failed: " + initText;
+    const std::string why =
+        "not created: another gdrCommInitRank in the same group failed: " + initText;
     for (Share& s : shares)
       if (s.init) s.comm->failStart(initError, why);
-    shares.erase(std::remove_if(shares.begin(), shares.end(), [](const Share& s) { return bool(s.init); }),
-                 shares.end());
+    shares.erase(
+        std::remove_if(shares.begin(), shares.end(), [](const Share& s) { return bool(s.init); }),
+        shares.end());
   }
   std::vector<Outcome> out = runShares(shares);
-  if (initError != gdrSuccess) throw Error(initError, "a gdrCommInitRank inside the group failed: " + initText);
+  if (initError != gdrSuccess)
+    throw Error(initError, "a gdrCommInitRank inside the group failed: " + initText);
   // The first error is returned (and logged by the API layer); the others
   // are logged here, each once.
   size_t first = out.size();
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i].code == gdrSuccess) continue;
-    if (first == out.size()) first = i;
-    else GDR_WARN(kColl, "gdrGroupEnd: rank %d: %s", shares[i].comm->rank(), out[i].text.c_str());
+    if (first == out.size())
+      first = i;
+    else
+      GDR_WARN(kColl, "gdrGroupEnd: rank %d: %s", shares[i].comm->rank(), out[i].text.c_str());
   }
   if (first < out.size())
-    throw Error(out[first].code, strprintf("rank %d: %s", shares[first].comm->rank(), out[first].text.c_str()));
+    throw Error(out[first].code,
+                strprintf("rank %d: %s", shares[first].comm->rank(), out[first].text.c_str()));
 }
 
 void groupForget(Communicator* comm) {
   auto& sh = tGroup.shares;
-  sh.erase(std::remove_if(sh.begin(), sh.end(), [&](const Share& s) { return s.comm.get() == comm; }), sh.end());
-  p2pForget(comm);
+  sh.erase(
+      std::remove_if(sh.begin(), sh.end(), [&](const Share& s) { return s.comm.get() == comm; }),
+      sh.end());
 }
 
-void groupAddInit(Communicator* comm, BootstrapFactory make) { shareOf(comm).init = std::move(make); }
+void groupAddInit(Communicator* comm, BootstrapFactory make) {
+  shareOf(comm).init = std::move(make);
+}
 
 bool groupOwnsInit(const Communicator* comm) {
   for (const Share& s : tGroup.shares)
@@ -235,11 +223,11 @@ void groupAddColl(Communicator& comm, const CollCall& call, bool onDevice, gdrSt
   }
 }
 
-void groupAddP2P(Communicator& comm, const P2PRequest& req, bool onDevice) {
+void groupAddP2P(Communicator& comm, const P2PCall& req, bool onDevice) {
   Share& s = shareOf(&comm);
   s.ops.emplace_back();
   s.ops.back().onDevice = onDevice;
   s.ops.back().p2p = req;
 }
 
-}  // namespace gdr
+}  // namespace gdr::dispatch

@@ -27,10 +27,9 @@
 
 #include "bootstrap/bootstrap.h"
 #include "comm/comm.h"
-#include "comm/host_colls.h"
-#include "comm/p2p.h"
+#include "core/call.h"
 
-namespace gdr {
+namespace gdr::dispatch {
 
 void groupStart();
 // Runs the outermost group's queued work; throws the first error (every
@@ -50,6 +49,6 @@ void groupNoteInitError(gdrResult_t code, const std::string& text);
 
 // `call` is copied (all-to-all-v count arrays included).
 void groupAddColl(Communicator& comm, const CollCall& call, bool onDevice, gdrStream_t stream);
-void groupAddP2P(Communicator& comm, const P2PRequest& req, bool onDevice);
+void groupAddP2P(Communicator& comm, const P2PCall& req, bool onDevice);
 
-}  // namespace gdr
+}  // namespace gdr::dispatch

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "collectives/reduce_host.h"
+#include "core/datatype.h"
 
-namespace gdr::coll {
+namespace gdr {
 
 namespace {
 
@@ -34,10 +34,14 @@ float decode(const Fp8Format& f, uint8_t b) {
   const int man = b & ((1 << f.manBits) - 1);
   const int expMax = (1 << (7 - f.manBits)) - 1;
   float v;
-  if (f.ieeeSpecials && expField == expMax) v = man ? NAN : INFINITY;
-  else if (!f.ieeeSpecials && (b & 0x7f) == 0x7f) v = NAN;
-  else if (expField == 0) v = std::ldexp(static_cast<float>(man), 1 - f.bias - f.manBits);
-  else v = std::ldexp(static_cast<float>(man + (1 << f.manBits)), expField - f.bias - f.manBits);
+  if (f.ieeeSpecials && expField == expMax)
+    v = man ? NAN : INFINITY;
+  else if (!f.ieeeSpecials && (b & 0x7f) == 0x7f)
+    v = NAN;
+  else if (expField == 0)
+    v = std::ldexp(static_cast<float>(man), 1 - f.bias - f.manBits);
+  else
+    v = std::ldexp(static_cast<float>(man + (1 << f.manBits)), expField - f.bias - f.manBits);
   return (b & 0x80) ? -v : v;
 }
 
@@ -88,4 +92,4 @@ float fp8e5m2ToFloat(uint8_t b) {
 }
 uint8_t floatToFp8e5m2(float f) { return encode(kE5M2, f); }
 
-}  // namespace gdr::coll
+}  // namespace gdr

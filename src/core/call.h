@@ -1,0 +1,84 @@
+// What a call asks for, as every layer above the transports sees it: the
+// collective kind, one collective call, one send or receive, and a traits
+// table per kind (what the kind reduces, whether it has a root, how its
+// buffers are laid out). Transports never see these types: they get
+// messages, sizes and peers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "gdrcoll.h"
+
+namespace gdr {
+
+enum class CollKind : uint8_t {
+  AllReduce,
+  Broadcast,
+  Reduce,
+  AllGather,
+  ReduceScatter,
+  AllToAll,
+  AllToAllv,
+  Barrier,
+};
+constexpr int kNumCollKinds = 8;
+
+// How a kind's buffers are laid out (elements of the call's count).
+enum class Layout : uint8_t {
+  Whole,         // one buffer of `count` elements (all-reduce, broadcast, reduce)
+  GatherOut,     // count in, nranks * count out (all-gather)
+  ScatterIn,     // nranks * count in, count out (reduce-scatter)
+  BlockPerPeer,  // nranks * count in and out (all-to-all)
+  Vectors,       // per-peer counts and displacements (all-to-all-v)
+  None,          // no data (barrier)
+};
+
+struct CollTraits {
+  const char* name;    // as GDR_ALGO and the tuning file spell it
+  bool reduces;        // applies the call's op (avg divides at the end)
+  bool rooted;         // the call's root matters
+  bool rankOrderFree;  // the data layout does not depend on rank numbers, so
+                       // the schedule may run on the topology's ring order
+  Layout layout;
+};
+
+// Indexed by CollKind.
+const CollTraits& traitsOf(CollKind k);
+inline const char* collName(CollKind k) { return traitsOf(k).name; }
+
+struct CollCall {
+  CollKind kind;
+  const void* sendbuf = nullptr;  // GDR_IN_PLACE already resolved: see inPlace
+  void* recvbuf = nullptr;
+  size_t count = 0;
+  gdrDataType_t type = gdrUint8;
+  gdrRedOp_t op = gdrSum;
+  int root = 0;
+  bool inPlace = false;
+  // An all-gather given sendbuf == recvbuf: this rank's block is the first
+  // `count` elements of recvbuf. It moves to its own slot and the call runs
+  // in place (inPlace is set too).
+  bool blockAtStart = false;
+  // The buffers hold rows the GPU sealed (staged path, GDR_ENCRYPT=1):
+  // transports send them without encrypting again (transport::kSigPreSealed).
+  bool preSealed = false;
+  const size_t* sendCounts = nullptr;
+  const size_t* sendDispls = nullptr;
+  const size_t* recvCounts = nullptr;
+  const size_t* recvDispls = nullptr;
+};
+
+// One send or receive (host or device buffers).
+struct P2PCall {
+  bool isSend = false;
+  const void* sendBuf = nullptr;
+  void* recvBuf = nullptr;
+  size_t count = 0;
+  gdrDataType_t type = gdrUint8;
+  int peer = 0;
+  gdrStream_t stream = nullptr;
+  bool preSealed = false;  // sealed by the GPU (see CollCall::preSealed)
+};
+
+}  // namespace gdr

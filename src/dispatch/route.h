@@ -1,0 +1,37 @@
+// The one router: which path runs a call, for every collective and
+// send/recv, whether it comes from the C API, from a group or from the NCCL
+// face (which calls the C API).
+//
+// - Host buffers: the host path (schedules over the endpoints, comm/host_colls.h
+//   and comm/p2p.h).
+// - Device buffers: the device path (comm/device_colls.h), which takes the
+//   fused cuda_ipc kernels where every rank shares a host and the staged path
+//   (comm/staged_path.h) otherwise. Device work runs with the communicator's
+//   CUDA device set.
+//
+// Ordering between paths: host work on a communicator waits until the staged
+// device work queued before it on that communicator has run, since the
+// staged path's progress thread drives the same endpoints. The rule holds for
+// lone calls and for the calls of a group alike.
+#pragma once
+
+#include <vector>
+
+#include "comm/comm.h"
+#include "core/call.h"
+
+namespace gdr::dispatch {
+
+// A collective from the API: queued when this thread has a group open (see
+// dispatch/group.h), else run now.
+void collective(Communicator& comm, const CollCall& call, bool onDevice, gdrStream_t stream);
+// A send or receive from the API: queued inside a group, else run now.
+void p2p(Communicator& comm, const P2PCall& call, bool onDevice);
+
+// Runs a collective now, on the path its buffers take.
+void runCollective(Communicator& comm, const CollCall& call, bool onDevice, gdrStream_t stream);
+// Runs a batch of send/recv now: the device ones first (they only enqueue),
+// then the host ones, all posted before any is waited for. Clears both.
+void runP2PBatch(Communicator& comm, std::vector<P2PCall>& host, std::vector<P2PCall>& device);
+
+}  // namespace gdr::dispatch
