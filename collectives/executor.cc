@@ -42,6 +42,8 @@ std::string waitText(const std::string& what, int peer, const transport::OpSig& 
   if (st)
     s += strprintf(", step %zu of %zu (%s, chunk %d)", idx + 1, nsteps, stepName(st->kind),
                    st->chunk);
+  else if (nsteps)
+    s += strprintf(", after step %zu of %zu", nsteps, nsteps);  // the last sends draining
   return s;
 }
 
