@@ -50,7 +50,9 @@ void setCudaDevice(int device) {
 ScopedDevice::ScopedDevice(int device) {
   if (device < 0) return;
   const int cur = currentCudaDevice();
-  if (cur == device) return;
+  // No usable driver or device (host buffers on a machine without a GPU):
+  // nothing to switch; a device operation reports the CUDA error itself.
+  if (cur < 0 || cur == device) return;
   setCudaDevice(device);
   previous_ = cur;
 }
