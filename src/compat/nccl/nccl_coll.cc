@@ -8,6 +8,7 @@
 
 #include "compat/nccl/nccl_compat.h"
 #include "compat/nccl/nccl_group.h"
+#include "compat/nccl/nccl_one_rank.h"
 #include "core/cuda.h"
 #include "core/datatype.h"
 #include "core/memory_kind.h"
@@ -233,6 +234,8 @@ extern "C" {
 
 ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                            ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+  ncclResult_t one;
+  if (copyOp(op) && oneRankCopy("ncclAllReduce", comm, sendbuff, recvbuff, count, datatype, stream, &one)) return one;
   return enqueue("ncclAllReduce", comm, false, [=](Comm& c) {
     const gdrDataType_t t = toGdrType(datatype);
     ResolvedOp r = resolveOp(c, op, datatype);
@@ -248,6 +251,8 @@ ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, n
 
 ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                            ncclComm_t comm, cudaStream_t stream) {
+  ncclResult_t one;
+  if (root == 0 && oneRankCopy("ncclBroadcast", comm, sendbuff, recvbuff, count, datatype, stream, &one)) return one;
   return enqueue("ncclBroadcast", comm, false, [=](Comm& c) {
     const gdrDataType_t t = toGdrType(datatype);
     if (c.rank == root && sendbuff) copyBytes(recvbuff, sendbuff, count * typeBytes(datatype), stream);
@@ -257,6 +262,8 @@ ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, n
 
 ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
                        cudaStream_t stream) {
+  ncclResult_t one;
+  if (root == 0 && oneRankCopy("ncclBcast", comm, buff, buff, count, datatype, stream, &one)) return one;
   return enqueue("ncclBcast", comm, false, [=](Comm& c) {
     checkGdr(gdrBroadcast(buff, count, toGdrType(datatype), root, c.gdr, toGdr(stream)), c.gdr);
   });
@@ -264,6 +271,8 @@ ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int ro
 
 ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                         int root, ncclComm_t comm, cudaStream_t stream) {
+  ncclResult_t one;
+  if (copyOp(op) && root == 0 && oneRankCopy("ncclReduce", comm, sendbuff, recvbuff, count, datatype, stream, &one)) return one;
   return enqueue("ncclReduce", comm, false, [=](Comm& c) {
     const gdrDataType_t t = toGdrType(datatype);
     ResolvedOp r = resolveOp(c, op, datatype);
@@ -280,6 +289,8 @@ ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, nccl
 // In place when sendbuff is this rank's block of recvbuff.
 ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
                            ncclComm_t comm, cudaStream_t stream) {
+  ncclResult_t one;
+  if (oneRankCopy("ncclAllGather", comm, sendbuff, recvbuff, sendcount, datatype, stream, &one)) return one;
   return enqueue("ncclAllGather", comm, false, [=](Comm& c) {
     const size_t block = sendcount * typeBytes(datatype);
     const bool inPlace = recvbuff && sendbuff == bytePtr(recvbuff) + c.rank * block;
@@ -295,6 +306,8 @@ ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcoun
 // puts it.
 ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
                                ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+  ncclResult_t one;
+  if (copyOp(op) && oneRankCopy("ncclReduceScatter", comm, sendbuff, recvbuff, recvcount, datatype, stream, &one)) return one;
   return enqueue("ncclReduceScatter", comm, false, [=](Comm& c) {
     const gdrDataType_t t = toGdrType(datatype);
     ResolvedOp r = resolveOp(c, op, datatype);
@@ -328,6 +341,8 @@ ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recv
 
 ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                           ncclComm_t comm, cudaStream_t stream) {
+  ncclResult_t one;
+  if (oneRankCopy("ncclAlltoAll", comm, sendbuff, recvbuff, count, datatype, stream, &one)) return one;
   return enqueue("ncclAlltoAll", comm, false, [=](Comm& c) {
     checkGdr(gdrAllToAll(sendbuff, count, recvbuff, toGdrType(datatype), c.gdr, toGdr(stream)), c.gdr);
   });

@@ -141,9 +141,10 @@ Comm& checkComm(ncclComm_t c) {
 
 Comm& readyComm(ncclComm_t c) {
   Comm& comm = checkComm(c);
-  {
+  if (!comm.initJoined.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lk(comm.threadMu);
     if (comm.initThread.joinable()) comm.initThread.join();
+    comm.initJoined.store(true, std::memory_order_release);
   }
   const int st = comm.initState.load();
   if (st != ncclSuccess) {

@@ -44,6 +44,7 @@ struct ncclComm {
   std::atomic<int> initState{ncclSuccess};
   std::mutex threadMu;  // guards initThread (joined under it; the thread takes mu)
   std::thread initThread;
+  std::atomic<bool> initJoined{false};  // set once initThread is known finished (readyComm's fast path)
   std::mutex mu;  // guards lastError, ops
   std::string lastError;
   std::map<int, gdr::nccl::PreMulSum> ops;

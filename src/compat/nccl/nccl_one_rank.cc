@@ -1,0 +1,48 @@
+#include "compat/nccl/nccl_one_rank.h"
+
+#include "compat/nccl/nccl_group.h"
+
+#if GDR_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace gdr::nccl {
+
+bool oneRankCopy(const char* fn, ncclComm_t comm, const void* src, void* dst, size_t count,
+                 ncclDataType_t type, cudaStream_t stream, ncclResult_t* result) {
+#if GDR_HAVE_CUDA
+  // Without a usable device the copy is the host path's (host buffers).
+  static const bool anyDevice = [] {
+    int n = 0;
+    const bool ok = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+    cudaGetLastError();
+    return ok;
+  }();
+  if (!anyDevice || !comm || comm->magic != kCommMagic || comm->nranks != 1 || groupActive()) return false;
+  const int t = static_cast<int>(type);
+  if (t < 0 || t >= static_cast<int>(ncclNumTypes)) return false;
+  size_t bytes = 0;
+  if (__builtin_mul_overflow(count, typeBytes(type), &bytes)) return false;
+  if (bytes && (!src || !dst)) return false;
+  *result = guard(fn, comm, [&]() -> ncclResult_t {
+    Comm& c = readyComm(comm);
+    gdrResult_t async = gdrSuccess;
+    if (gdrCommGetAsyncError(c.gdr, &async) != gdrSuccess || async != gdrSuccess)
+      throw GdrCallError(async,
+                         std::string("the communicator failed earlier: ") + gdrGetLastError(c.gdr));
+    if (bytes && src != dst) {
+      const cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream);
+      if (e != cudaSuccess)
+        throw Error(gdrCudaError,
+                    strprintf("cudaMemcpyAsync (one rank) failed: %s", cudaGetErrorString(e)));
+    }
+    return ncclSuccess;
+  });
+  return true;
+#else
+  (void)fn, (void)comm, (void)src, (void)dst, (void)count, (void)type, (void)stream, (void)result;
+  return false;
+#endif
+}
+
+}  // namespace gdr::nccl
