@@ -26,14 +26,17 @@ const std::vector<Info> kParams = {
      "count-0 calls); 2 also agree on (collective, type, op, count, root) before every operation. "
      "What each level catches: docs/reliability.md."},
     {"GDR_FAULT", Type::String, "",
-     "Tests only: inject one failure, rank:op:step:kind (op the collective's sequence number, step 1-based "
+     "Tests only: inject one failure, rank:op:step:kind (op the collective's sequence number, step "
+     "1-based "
      "or first/middle/last, kind kill, stall, close or corrupt); see src/core/fault.h."},
     // algorithms
     {"GDR_ALGO", Type::String, "",
-     "Force algorithms per collective, e.g. 'allreduce=ring,bcast=binomial'. "
+     "Force algorithms per collective, e.g. 'allreduce=ring,bcast=binomial'; "
+     "allreduce=oneshot or allreduce=twoshot forces the fused cuda_ipc kernels for device buffers. "
      "See docs/algorithms.md for names."},
     {"GDR_TUNING_FILE", Type::String, "",
-     "Algorithm crossovers from this table (gdr-sim --tuning-out writes one) instead of the built-in "
+     "Algorithm crossovers from this table (gdr-sim --tuning-out writes one) instead of the "
+     "built-in "
      "ones; GDR_ALGO still wins. See docs/simulator.md."},
     {"GDR_CHUNK_BYTES", Type::Int, "0",
      "Pipelining unit of host schedules in bytes (0: whole blocks; the transports still "
@@ -109,8 +112,8 @@ const std::vector<Info> kParams = {
     {"GDR_CUDA_IPC_BLOCKS", Type::Int, "128",
      "Most thread blocks one cuda_ipc kernel uses (1-256)."},
     {"GDR_CUDA_IPC_ALGO", Type::String, "auto",
-     "Device all-reduce algorithm: auto, oneshot (each GPU reduces every input) or twoshot "
-     "(reduce-scatter + all-gather through peer memory)."},
+     "Deprecated (logs a warning): the old name of GDR_ALGO=allreduce=oneshot or twoshot, "
+     "which wins when both are set. auto, oneshot or twoshot."},
     {"GDR_CUDA_IPC_ONESHOT_BYTES", Type::Int, "0",
      "Auto picks one-shot all-reduce up to this many bytes, two-shot above (0: below 16 MiB with "
      "two "
