@@ -62,7 +62,7 @@ const std::vector<Info> kParams = {
      "Idle polls before a waiting rank yields its core."},
     {"GDR_HOST_ID", Type::String, "",
      "Override the host identity used to find co-located ranks (testing)."},
-    // topology (issue 3)
+    // topology
     {"GDR_TOPO_FILE", Type::String, "",
      "Load the topology from this hwloc XML instead of the machine."},
     {"GDR_NET_GDR_LEVEL", Type::String, "PXB",
@@ -70,7 +70,7 @@ const std::vector<Info> kParams = {
      "SYS)."},
     {"GDR_IB_HCA", Type::String, "",
      "Use this RDMA device (e.g. mlx5_0) instead of the topology's choice."},
-    // verbs (issue 5): the ib transport
+    // verbs: the ib transport
     {"GDR_IBV_LIB", Type::String, "", "Load libibverbs from this path instead of libibverbs.so.1."},
     {"GDR_IB_GID_INDEX", Type::Int, "-1",
      "GID index for RoCE (-1: the first RoCEv2 IPv4-mapped GID of the port)."},
@@ -101,7 +101,7 @@ const std::vector<Info> kParams = {
      "device send buffers with the NIC (dma-buf or nvidia-peermem); without it they are staged. "
      "The "
      "decision and its reason are logged (GDR_DEBUG_SUBSYS=NET) and shown by gdr-info."},
-    // device (issue 4): device buffers, the cuda_ipc transport
+    // device buffers, the cuda_ipc transport
     {"GDR_CUDA_IPC", Type::Bool, "1",
      "Run collectives on device buffers as fused kernels over CUDA IPC when every rank is on one "
      "host "
@@ -143,7 +143,7 @@ const std::vector<Info> kParams = {
      "connect "
      "to (torchrun: default MASTER_ADDR:MASTER_PORT+1)."},
     {"GDR_PMIX_LIB", Type::String, "", "Load libpmix from this path instead of libpmix.so.2."},
-    // security (issue 8): authenticated connections, encryption between hosts
+    // security: authenticated connections, encryption between hosts
     {"GDR_AUTH_KEY_FILE", Type::String, "",
      "Read the job's secret from this file (mode 600, at least 16 bytes; every rank needs it) "
      "instead of "
@@ -160,7 +160,7 @@ const std::vector<Info> kParams = {
      "socket and verbs transfers, "
      "pipelined with the transfer; 0 does it on the progress thread; -1: half the cores, at most "
      "4."},
-    // compat (issue 6): libnccl.so.2 and the PMPI layer (docs/compat.md)
+    // compat: libnccl.so.2 and the PMPI layer (docs/compat.md)
     {"GDR_PMPI", Type::Bool, "1",
      "PMPI layer (libgdrcoll_mpi.so): 0 passes every call to the MPI library untouched."},
     {"GDR_PMPI_HOST", Type::Bool, "0",
