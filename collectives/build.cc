@@ -68,6 +68,8 @@ const AlgoName kAlgoNames[] = {
     {"pairwise", Algo::Pairwise},
     {"direct", Algo::Direct},
     {"dissemination", Algo::Dissemination},
+    {"oneshot", Algo::OneShot},
+    {"twoshot", Algo::TwoShot},
 };
 
 void checkArgs(const CollArgs& a) {

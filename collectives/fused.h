@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "collectives/schedule.h"
 
@@ -27,6 +28,11 @@ struct FusedTraffic {
 // two-shot (reduce-scatter then all-gather) above; `oneShotMax` nonzero
 // overrides the crossover (GDR_CUDA_IPC_ONESHOT_BYTES).
 FusedKind fusedAllReduceKind(int nranks, size_t bytes, size_t oneShotMax = 0);
+// The cuda_ipc path's all-reduce kernel: GDR_ALGO's allreduce=oneshot or
+// allreduce=twoshot when `algoSpec` forces one, else fusedAllReduceKind
+// (collectives/select.cc).
+FusedKind selectFusedAllReduce(int nranks, size_t bytes, size_t oneShotMax,
+                               const std::string& algoSpec);
 
 // The traffic of collective `k` on the fused path (the busiest rank: the
 // root for broadcast and reduce).

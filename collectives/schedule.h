@@ -98,7 +98,14 @@ enum class Algo : uint8_t {
   Pairwise,            // alltoall, alltoallv
   Direct,              // allreduce, alltoall, bcast, reduce: small, all messages at once
   Dissemination,       // barrier
+  // Fused device kernels (allreduce on the cuda_ipc path, collectives/fused.h):
+  // no schedule, so host buffers fall back to the default with a warning.
+  OneShot,  // every GPU reduces every input, one barrier
+  TwoShot,  // reduce-scatter then all-gather through peer memory
 };
+constexpr int kNumAlgos = static_cast<int>(Algo::TwoShot) + 1;
+// True for the fused kernels, which run only on the cuda_ipc path.
+inline bool isFused(Algo a) { return a == Algo::OneShot || a == Algo::TwoShot; }
 const char* algoName(Algo a);
 bool parseAlgo(const std::string& name, Algo* out);
 
@@ -116,6 +123,9 @@ Algo select(const CollArgs& args, size_t elemBytes);
 // The same with GDR_ALGO's value given (a communicator reads it once, at
 // init, so every call on it and every rank select alike).
 Algo select(const CollArgs& args, size_t elemBytes, const std::string& algoSpec);
+// The algorithm `spec` (GDR_ALGO's syntax) forces for `kind`, if any; throws
+// InvalidArgument on a malformed spec.
+bool forcedAlgo(const std::string& spec, CollKind kind, Algo* out);
 // Throws InvalidArgument unless `spec` is a valid GDR_ALGO value.
 void checkAlgoSpec(const std::string& spec);
 

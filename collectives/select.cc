@@ -27,10 +27,13 @@
 //   alltoallv      the same rule on this rank's largest block, sent or
 //                  received (ranks may differ: see alltoall.cc).
 //   barrier        dissemination.
+// The fused all-reduce kernels of the cuda_ipc path (oneshot, twoshot) are
+// chosen here too (selectFusedAllReduce), so GDR_ALGO forces them.
 #include <algorithm>
 #include <atomic>
 #include <string>
 
+#include "collectives/fused.h"
 #include "collectives/schedule.h"
 #include "collectives/tuning.h"
 #include "core/error.h"
@@ -41,7 +44,6 @@ namespace gdr::coll {
 namespace {
 
 constexpr int kNumKinds = static_cast<int>(CollKind::Barrier) + 1;
-constexpr int kNumAlgos = static_cast<int>(Algo::Dissemination) + 1;
 
 std::string trim(const std::string& s) {
   const size_t b = s.find_first_not_of(" \t");
@@ -72,7 +74,8 @@ std::string knownNames(bool algos) {
   return s;
 }
 
-// The algorithm `spec` (GDR_ALGO's syntax) forces for `kind`, if any.
+}  // namespace
+
 bool forcedAlgo(const std::string& spec, CollKind kind, Algo* out) {
   bool found = false;
   size_t pos = 0;
@@ -100,6 +103,8 @@ bool forcedAlgo(const std::string& spec, CollKind kind, Algo* out) {
   }
   return found;
 }
+
+namespace {
 
 size_t messageBytes(const CollArgs& a, size_t elemBytes) {
   switch (a.kind) {
@@ -167,10 +172,25 @@ Algo select(const CollArgs& args, size_t elemBytes, const std::string& algoSpec)
   if (supports(forced, args)) return forced;
   static std::atomic<uint32_t> warned{0};
   const uint32_t bit = 1u << static_cast<int>(args.kind);
-  if ((warned.fetch_or(bit) & bit) == 0)
-    GDR_WARN(kColl, "GDR_ALGO asks for %s for %s, which it does not implement; using %s",
-             algoName(forced), collName(args.kind), algoName(fallback));
+  if ((warned.fetch_or(bit) & bit) == 0) {
+    if (isFused(forced))
+      GDR_WARN(kColl,
+               "GDR_ALGO asks for %s for %s, a fused device kernel (cuda_ipc path only); host "
+               "buffers use %s",
+               algoName(forced), collName(args.kind), algoName(fallback));
+    else
+      GDR_WARN(kColl, "GDR_ALGO asks for %s for %s, which it does not implement; using %s",
+               algoName(forced), collName(args.kind), algoName(fallback));
+  }
   return fallback;
+}
+
+FusedKind selectFusedAllReduce(int nranks, size_t bytes, size_t oneShotMax,
+                               const std::string& algoSpec) {
+  Algo forced;
+  if (forcedAlgo(algoSpec, CollKind::AllReduce, &forced) && isFused(forced))
+    return forced == Algo::OneShot ? FusedKind::OneShot : FusedKind::TwoShot;
+  return fusedAllReduceKind(nranks, bytes, oneShotMax);
 }
 
 }  // namespace gdr::coll

@@ -224,7 +224,7 @@ typedef int (*gdrParamVisitor_t)(const char* name, const char* type, const char*
                                  const char* currentValue, const char* description, void* arg);
 gdrResult_t gdrParamVisit(gdrParamVisitor_t visitor, void* arg);
 
-/* ---- memory registration (issue 5) ---- */
+/* ---- memory registration ---- */
 
 /* Registering a buffer that is used again and again (host or device) lets the
  * network transport keep its NIC registration between calls; unregistered

@@ -85,8 +85,8 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   if [ "${BENCH_SET:-full}" = full ]; then
   # Variants of the all-reduce kernel (grid size, algorithm, staging chunk).
   bench allreduce-b256 GDR_CUDA_IPC_BLOCKS=256 -- allreduce $C --min 1M --max 512M
-  bench allreduce-twoshot GDR_CUDA_IPC_ALGO=twoshot -- allreduce $C --min 1M --max 512M
-  bench allreduce-twoshot-b256 GDR_CUDA_IPC_ALGO=twoshot GDR_CUDA_IPC_BLOCKS=256 -- allreduce $C --min 1M --max 512M
+  bench allreduce-twoshot GDR_ALGO=allreduce=twoshot -- allreduce $C --min 1M --max 512M
+  bench allreduce-twoshot-b256 GDR_ALGO=allreduce=twoshot GDR_CUDA_IPC_BLOCKS=256 -- allreduce $C --min 1M --max 512M
   bench allreduce-c512k GDR_CUDA_IPC_CHUNK_BYTES=524288 -- allreduce $C --min 1M --max 512M
   bench allreduce-b256-c512k GDR_CUDA_IPC_BLOCKS=256 GDR_CUDA_IPC_CHUNK_BYTES=524288 -- allreduce $C --min 1M --max 512M
   fi

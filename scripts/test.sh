@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Every test: install what is missing, build, run the unit tests (label
+# Every test: install what is missing, check the layering
+# (scripts/check-layers.sh), build, run the unit tests (label
 # unit), the MPI tests (label mpi), the cluster tests (label cluster: emulated
 # hosts as network namespaces under mpirun, and a real one-node Slurm,
 # scripts/cluster/) and the RDMA tests (label rdma: real verbs over Soft-RoCE
@@ -9,6 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
+# The layering rules a script can check (DESIGN.md): fails fast, before the build.
+bash scripts/check-layers.sh
 # ccache keys on paths relative to the checkout (scripts/build.sh does the same).
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR=1
 bash scripts/build.sh

@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "collectives/fused.h"
 #include "collectives/schedule.h"
 #include "core/error.h"
 
@@ -13,7 +14,6 @@ namespace gdr::coll {
 namespace {
 
 constexpr int kNumKinds = static_cast<int>(CollKind::Barrier) + 1;
-constexpr int kNumAlgos = static_cast<int>(Algo::Dissemination) + 1;
 
 // Sets GDR_ALGO for one scope and restores what was there.
 class AlgoEnv {
@@ -82,8 +82,32 @@ TEST(ScheduleBuild, SupportsMatchesBuild) {
         EXPECT_THROW(build(algo, a), InvalidArgument) << algoName(algo);
       }
     }
-    EXPECT_GT(served, 0) << algoName(static_cast<Algo>(i));
+    // The fused kernels have no schedule: they run on the cuda_ipc path.
+    if (!isFused(static_cast<Algo>(i))) {
+      EXPECT_GT(served, 0) << algoName(static_cast<Algo>(i));
+    }
   }
+}
+
+TEST(ScheduleSelect, GdrAlgoForcesTheFusedAllReduceKernels) {
+  // Without GDR_ALGO: the built-in crossover (16 MiB with two ranks).
+  EXPECT_EQ(selectFusedAllReduce(2, 1u << 10, 0, ""), FusedKind::OneShot);
+  EXPECT_EQ(selectFusedAllReduce(2, 64u << 20, 0, ""), FusedKind::TwoShot);
+  EXPECT_EQ(selectFusedAllReduce(2, 64u << 20, 0, "bcast=chain"), FusedKind::TwoShot);
+  // Forced either way, at sizes where the default picks the other one.
+  EXPECT_EQ(selectFusedAllReduce(2, 64u << 20, 0, "allreduce=oneshot"), FusedKind::OneShot);
+  EXPECT_EQ(selectFusedAllReduce(4, 1u << 10, 0, "bcast=chain, allreduce=twoshot"),
+            FusedKind::TwoShot);
+  // A host schedule forced for all-reduce leaves the device choice alone.
+  EXPECT_EQ(selectFusedAllReduce(2, 64u << 20, 0, "allreduce=ring"), FusedKind::TwoShot);
+  // Host buffers cannot run a fused kernel: the default schedule, as for any
+  // algorithm that does not serve the case.
+  const CollArgs a = args(CollKind::AllReduce, 2, 1024);
+  EXPECT_EQ(select(a, 4, "allreduce=oneshot"), select(a, 4, ""));
+  EXPECT_NO_THROW(checkAlgoSpec("allreduce=twoshot"));
+  Algo parsed;
+  ASSERT_TRUE(parseAlgo("oneshot", &parsed));
+  EXPECT_EQ(parsed, Algo::OneShot);
 }
 
 TEST(ScheduleBuild, RejectsBadArguments) {

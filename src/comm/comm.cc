@@ -44,7 +44,7 @@ void Communicator::parseConfig() {
   cfg_.transport = param::getString("GDR_TRANSPORT");
   if (cfg_.timeoutMs <= 0) throw InvalidArgument("GDR_TIMEOUT_MS must be positive");
   if (cfg_.transport != "auto" && cfg_.transport != "shm" && cfg_.transport != "socket" &&
-      cfg_.transport != "ib" /* ib transport (issue 5) */)
+      cfg_.transport != "ib")
     throw InvalidArgument("GDR_TRANSPORT=" + cfg_.transport + " is not one of auto, shm, socket, ib");
   cfg_.algo = param::getString("GDR_ALGO");
   coll::checkAlgoSpec(cfg_.algo);

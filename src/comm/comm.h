@@ -32,7 +32,7 @@ struct CommConfig {
   int spinBeforeYield = 2000;
   int checkMismatch = 1;
   int64_t chunkBytes = 0;  // GDR_CHUNK_BYTES: schedules' pipelining unit (0: none)
-  std::string transport = "auto";  // auto, shm, socket, ib (ib: issue 5)
+  std::string transport = "auto";  // auto, shm, socket, ib
   std::string algo;                // GDR_ALGO, frozen at init (every rank's agree)
   size_t shmSlotBytes = 0, shmSlots = 0;
   FaultSpec fault;  // GDR_FAULT (tests)

@@ -18,11 +18,9 @@
 #include "security/handshake.h"
 #include "transport/shm/shm_endpoint.h"
 #include "transport/socket/socket_endpoint.h"
-// ---- ib transport (issue 5) ----
 #if GDR_HAVE_IB
 #include "transport/ib/ib_connect.h"
 #endif
-// ---- end ib transport ----
 
 namespace gdr {
 
@@ -96,7 +94,7 @@ void Communicator::connect() {
   security::ChannelKeyTable ibKeys;  // GDR_ENCRYPT: keys for verbs, from each connection's (wiped on return)
   try {
     if (!local.empty()) connectShm(peers_, conn, local);
-    // ---- socket transport: authenticated connections (issue 8) ----
+    // Socket transport: authenticated connections.
     // Each pair connects once, the lower rank initiating. Both sides prove
     // they hold the job secret (security/handshake.h) before anything else
     // is read; a connection that fails is refused and logged, and this rank
@@ -147,16 +145,15 @@ void Communicator::connect() {
         --lower;
       }
     }
-    // ---- end socket transport ----
   } catch (...) {
     if (listenFd >= 0) close(listenFd);
     throw;
   }
   if (listenFd >= 0) close(listenFd);
 
-  // ---- ib transport (issue 5): verbs endpoints take over the TCP ones where
-  // both ends have a usable RDMA device (auto), or everywhere (ib: ranks of
-  // one host too, which is how the Soft-RoCE VM tests run). ----
+    // The ib transport: verbs endpoints take over the TCP ones where
+    // both ends have a usable RDMA device (auto), or everywhere (ib: ranks of
+    // one host too, which is how the Soft-RoCE VM tests run).
 #if GDR_HAVE_IB
   if (!remote.empty() && (cfg_.transport == "auto" || cfg_.transport == "ib"))
     transport::ib::upgradeEndpoints(*boot_, rank_, size_, remote, eps_, cfg_.transport == "ib", plan_.nic,
@@ -164,7 +161,6 @@ void Communicator::connect() {
 #else
   if (cfg_.transport == "ib") throw NotSupported("GDR_TRANSPORT=ib but this build has no verbs support");
 #endif
-  // ---- end ib transport ----
 
   // Everyone has mapped everyone's segment: the names can go, so nothing is
   // left in /dev/shm even if a rank is killed later.

@@ -46,8 +46,8 @@ using coll::CollKind;
 // All-reduce algorithm choice, read once per communicator (a getenv per
 // call shows in small-message latency).
 struct AlgoPolicy {
-  std::string algo = "auto";
-  size_t oneShotMax = 0;  // 0: by rank count (see allReduceMode)
+  std::string algoSpec;   // GDR_ALGO as frozen at init, plus the deprecated alias
+  size_t oneShotMax = 0;  // 0: by rank count (collectives/fused.h)
   int twoShotBlocks = 256;
   int wideExchangeBlocks = 256;  // all-gather and all-to-all with >= 64 MiB per peer
 };
@@ -91,9 +91,21 @@ ipc::IpcContext* ipcFor(Communicator& comm) {
   DeviceState& st = stateOf(comm);
   if (!st.tried) {
     st.tried = true;
-    st.policy.algo = param::getString("GDR_CUDA_IPC_ALGO");
-    if (st.policy.algo != "auto" && st.policy.algo != "oneshot" && st.policy.algo != "twoshot")
-      throw InvalidArgument("GDR_CUDA_IPC_ALGO=" + st.policy.algo + " is not one of auto, oneshot, twoshot");
+    st.policy.algoSpec = comm.config().algo;
+    // GDR_CUDA_IPC_ALGO is the old name of GDR_ALGO=allreduce=oneshot|twoshot,
+    // which wins when both are set.
+    const std::string legacy = param::getString("GDR_CUDA_IPC_ALGO");
+    if (legacy != "auto" && legacy != "oneshot" && legacy != "twoshot")
+      throw InvalidArgument("GDR_CUDA_IPC_ALGO=" + legacy +
+                            " is not one of auto, oneshot, twoshot");
+    if (legacy != "auto") {
+      coll::Algo forced;
+      const bool overridden = coll::forcedAlgo(st.policy.algoSpec, CollKind::AllReduce, &forced);
+      GDR_WARN(kColl, "GDR_CUDA_IPC_ALGO is deprecated: set GDR_ALGO=allreduce=%s instead%s",
+               legacy.c_str(),
+               overridden ? " (GDR_ALGO names an all-reduce algorithm already and wins)" : "");
+      if (!overridden) st.policy.algoSpec += ",allreduce=" + legacy;
+    }
     st.policy.oneShotMax = static_cast<size_t>(param::getInt("GDR_CUDA_IPC_ONESHOT_BYTES"));
     st.policy.twoShotBlocks = static_cast<int>(param::getInt("GDR_CUDA_IPC_TWOSHOT_BLOCKS"));
     if (st.policy.twoShotBlocks < 1 || st.policy.twoShotBlocks > ipc::kMaxBlocks)
@@ -116,11 +128,11 @@ ipc::IpcContext* ipcFor(Communicator& comm) {
 // two-shot with 256 blocks (two per SM, so one block's barrier wait overlaps
 // another's copies) wins, as it halves each GPU's reduction and local
 // traffic. With more ranks two-shot also moves less: 2(n-1)/n against n-1.
+// The choice is the selector's (collectives/select.cc: GDR_ALGO forces
+// either kernel), whose default rule the simulator prices too.
 ipc::ReduceMode allReduceMode(const AlgoPolicy& pol, const ipc::IpcView& v, size_t bytes) {
-  if (pol.algo == "oneshot") return ipc::ReduceMode::OneShot;
-  if (pol.algo == "twoshot") return ipc::ReduceMode::TwoShot;
-  // The rule lives in collectives/fused.cc, which the simulator prices too.
-  return coll::fusedAllReduceKind(v.nranks, bytes, pol.oneShotMax) == coll::FusedKind::OneShot
+  return coll::selectFusedAllReduce(v.nranks, bytes, pol.oneShotMax, pol.algoSpec) ==
+                 coll::FusedKind::OneShot
              ? ipc::ReduceMode::OneShot
              : ipc::ReduceMode::TwoShot;
 }

@@ -129,12 +129,11 @@ struct Captured {
 };
 
 // Every CUDA operation of a staged collective is on the caller's stream, in
-// stream order; the progress thread only does host work. (A first version
-// issued the copies from the progress thread on internal streams while the
-// caller's stream sat in cuStreamWaitValue32: on the H200 machine those
-// copies never completed, most likely because the streams shared a hardware
-// queue behind the wait. Nothing the progress thread needs now waits behind
-// the caller's stream.)
+// stream order; the progress thread only does host work. Copies issued on
+// internal streams while the caller's stream sits in cuStreamWaitValue32
+// never complete on the H200 machine (most likely the streams share a
+// hardware queue behind the wait), so nothing the progress thread needs
+// waits behind the caller's stream.
 //
 // The caller's stream carries, for segments k = 0, 1, ...: the copies of
 // segment k to a pinned slot, then a write of ready = base + k + 1; the

@@ -38,7 +38,8 @@ const std::vector<Info> kParams = {
      "(gdr-status-<pid>.sock) go."},
     // algorithms
     {"GDR_ALGO", Type::String, "",
-     "Force algorithms per collective, e.g. 'allreduce=ring,bcast=binomial'. "
+     "Force algorithms per collective, e.g. 'allreduce=ring,bcast=binomial'; "
+     "allreduce=oneshot or allreduce=twoshot forces the fused cuda_ipc kernels for device buffers. "
      "See docs/algorithms.md for names."},
     {"GDR_TUNING_FILE", Type::String, "",
      "Algorithm crossovers from this table (gdr-sim --tuning-out writes one) instead of the "
@@ -68,7 +69,7 @@ const std::vector<Info> kParams = {
      "Idle polls before a waiting rank yields its core."},
     {"GDR_HOST_ID", Type::String, "",
      "Override the host identity used to find co-located ranks (testing)."},
-    // topology (issue 3)
+    // topology
     {"GDR_TOPO_FILE", Type::String, "",
      "Load the topology from this hwloc XML instead of the machine."},
     {"GDR_NET_GDR_LEVEL", Type::String, "PXB",
@@ -76,7 +77,7 @@ const std::vector<Info> kParams = {
      "SYS)."},
     {"GDR_IB_HCA", Type::String, "",
      "Use this RDMA device (e.g. mlx5_0) instead of the topology's choice."},
-    // verbs (issue 5): the ib transport
+    // verbs: the ib transport
     {"GDR_IBV_LIB", Type::String, "", "Load libibverbs from this path instead of libibverbs.so.1."},
     {"GDR_IB_GID_INDEX", Type::Int, "-1",
      "GID index for RoCE (-1: the first RoCEv2 IPv4-mapped GID of the port)."},
@@ -107,7 +108,7 @@ const std::vector<Info> kParams = {
      "device send buffers with the NIC (dma-buf or nvidia-peermem); without it they are staged. "
      "The "
      "decision and its reason are logged (GDR_DEBUG_SUBSYS=NET) and shown by gdr-info."},
-    // device (issue 4): device buffers, the cuda_ipc transport
+    // device buffers, the cuda_ipc transport
     {"GDR_CUDA_IPC", Type::Bool, "1",
      "Run collectives on device buffers as fused kernels over CUDA IPC when every rank is on one "
      "host "
@@ -118,8 +119,8 @@ const std::vector<Info> kParams = {
     {"GDR_CUDA_IPC_BLOCKS", Type::Int, "128",
      "Most thread blocks one cuda_ipc kernel uses (1-256)."},
     {"GDR_CUDA_IPC_ALGO", Type::String, "auto",
-     "Device all-reduce algorithm: auto, oneshot (each GPU reduces every input) or twoshot "
-     "(reduce-scatter + all-gather through peer memory)."},
+     "Deprecated (logs a warning): the old name of GDR_ALGO=allreduce=oneshot or twoshot, "
+     "which wins when both are set. auto, oneshot or twoshot."},
     {"GDR_CUDA_IPC_ONESHOT_BYTES", Type::Int, "0",
      "Auto picks one-shot all-reduce up to this many bytes, two-shot above (0: below 16 MiB with "
      "two "
@@ -149,7 +150,7 @@ const std::vector<Info> kParams = {
      "connect "
      "to (torchrun: default MASTER_ADDR:MASTER_PORT+1)."},
     {"GDR_PMIX_LIB", Type::String, "", "Load libpmix from this path instead of libpmix.so.2."},
-    // security (issue 8): authenticated connections, encryption between hosts
+    // security: authenticated connections, encryption between hosts
     {"GDR_AUTH_KEY_FILE", Type::String, "",
      "Read the job's secret from this file (mode 600, at least 16 bytes; every rank needs it) "
      "instead of "
@@ -166,7 +167,7 @@ const std::vector<Info> kParams = {
      "socket and verbs transfers, "
      "pipelined with the transfer; 0 does it on the progress thread; -1: half the cores, at most "
      "4."},
-    // compat (issue 6): libnccl.so.2 and the PMPI layer (docs/compat.md)
+    // compat: libnccl.so.2 and the PMPI layer (docs/compat.md)
     {"GDR_PMPI", Type::Bool, "1",
      "PMPI layer (libgdrcoll_mpi.so): 0 passes every call to the MPI library untouched."},
     {"GDR_PMPI_HOST", Type::Bool, "0",
