@@ -55,7 +55,7 @@ if [ -n "${GDR_RXE_ONLY:-}" ] && case ",$GDR_RXE_ONLY," in *,zsweep,*) true ;; *
         for z in 0 $b; do
             printf '===== [zsweep] bytes=%s zcopy_from=%s ' "$b" "$z"
             timeout 120 env GDR_IB_ZCOPY_BYTES=$z GDR_TEST_BW_BYTES=$b GDR_TEST_BW_ITERS=${GDR_RXE_SWEEP_ITERS:-60} \
-                $R 2 110 $T bw | grep -E '^\[rank 0\] bandwidth' | sed 's/.*= //'
+                $R 2 110 $T bw | grep -E 'rank 0\] bandwidth' | sed 's/.*= //'
         done
     done
 fi
