@@ -1,15 +1,21 @@
 #include "transport/ib/softnic.h"
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <random>
 #include <vector>
 
 #include "core/log.h"
 #include "core/memory_kind.h"
 #include "core/params.h"
+#include "transport/ib/softnic_shm.h"
 
 #if GDR_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -34,6 +40,7 @@ struct Write {
   uint32_t rkey;
   std::vector<ibv_sge> sge;
   Clock::time_point notBefore;
+  Clock::time_point firstTry{};  // when it first found no peer to answer
 };
 
 struct SoftQp {
@@ -42,6 +49,8 @@ struct SoftQp {
   std::deque<uint64_t> recvs;  // posted receives' wr_ids
   std::deque<Write> sq;
   bool held = false;
+  uint8_t timeout = 14, retries = 7;  // IBV_QP_TIMEOUT, IBV_QP_RETRY_CNT
+  QpShm* shm = nullptr;               // what other processes see of this QP
 };
 
 // One lock for the whole device: the endpoints of a process may be driven
@@ -50,7 +59,8 @@ struct Nic {
   std::mutex mu;
   std::map<uint32_t, SoftQp*> qps;
   std::map<uint32_t, ibv_mr*> mrs;  // by lkey and by rkey (distinct numbers)
-  uint32_t nextQpn = 0x100, nextKey = 0x1000;
+  uint32_t nextKey = 0x1000;
+  std::mt19937 rng{std::random_device{}() ^ static_cast<uint32_t>(getpid())};
   uint64_t posted = 0, failAt = 0, done = 0, bytes = 0;
   ibv_device dev{};
   ibv_device* list[2] = {&dev, nullptr};
@@ -94,15 +104,92 @@ void complete(SoftCq* cq, uint64_t wrId, ibv_wc_status st, ibv_wc_opcode op, uin
   cq->wcs.push_back(wc);
 }
 
+// A write to a QP of another process: its MR table checks the key, the
+// kernel copies (process_vm_writev), the immediate goes to the QP's inbox.
+// A write whose peer QP is gone: like a NIC without ACKs, it retries for
+// retry_cnt + 1 local ACK timeouts (4.096 us * 2^timeout each), then fails
+// with IBV_WC_RETRY_EXC_ERR. False while it still waits.
+// Completes `w` with an error and moves its QP to the error state.
+bool errorOut(SoftQp& q, const Write& w, ibv_wc_status st) {
+  complete(reinterpret_cast<SoftCq*>(q.qp.send_cq), w.wrId, st, IBV_WC_RDMA_WRITE, q.qp.qp_num);
+  q.qp.state = IBV_QPS_ERR;
+  if (q.shm) q.shm->error.store(1);
+  return true;
+}
+
+bool peerGone(SoftQp& q, Write& w) {
+  const auto now = Clock::now();
+  if (w.firstTry == Clock::time_point{}) w.firstTry = now;
+  const double us = 4.096 * static_cast<double>(1ull << q.timeout) * (q.retries + 1);
+  return now - w.firstTry >= std::chrono::microseconds(static_cast<int64_t>(us));
+}
+
+bool executeRemote(Nic& n, SoftQp& q, Write& w, uint64_t total) {
+  auto fail = [&](ibv_wc_status st) { return errorOut(q, w, st); };
+  QpShm* rq = openQpShm(q.dest);
+  if (!rq || rq->error.load() || (kill(rq->pid, 0) != 0 && errno == ESRCH))
+    return peerGone(q, w) && fail(IBV_WC_RETRY_EXC_ERR);
+  MrShm* rm = peerMrShm(rq->pid);
+  const MrShm::Mr* mr = nullptr;
+  for (uint32_t i = 0; rm && i < kMaxMrs && !mr; ++i)
+    if (rm->mrs[i].rkey.load(std::memory_order_acquire) == w.rkey) mr = &rm->mrs[i];
+  if (!mr || w.raddr < mr->addr || w.raddr + total > mr->addr + mr->len ||
+      !(mr->access & IBV_ACCESS_REMOTE_WRITE))
+    return fail(IBV_WC_REM_ACCESS_ERR);
+  if (w.withImm && rq->recvPosted.load(std::memory_order_acquire) == rq->recvTaken.load())
+    return false;  // no receive posted: retry later, as after an RNR NAK
+  const void* src[8];
+  size_t len[8];
+  int k = 0;
+  for (const ibv_sge& s : w.sge)
+    if (s.length && k < 8) {
+      src[k] = reinterpret_cast<const void*>(s.addr);
+      len[k++] = s.length;
+    }
+  if (total && !writeRemote(rq->pid, w.raddr, src, len, k)) {
+    if (errno == ESRCH) return peerGone(q, w) && fail(IBV_WC_RETRY_EXC_ERR);
+    return fail(IBV_WC_REM_ACCESS_ERR);
+  }
+  ++n.done;
+  n.bytes += total;
+  if (w.withImm) {
+    rq->recvTaken.fetch_add(1);
+    const uint64_t t = rq->tail.load();
+    rq->inbox[t % kInbox] = {w.imm, static_cast<uint32_t>(total)};
+    rq->tail.store(t + 1, std::memory_order_release);
+  }
+  if (w.signaled)
+    complete(reinterpret_cast<SoftCq*>(q.qp.send_cq), w.wrId, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
+             q.qp.qp_num);
+  return true;
+}
+
+// Immediates other processes left in the inboxes of this CQ's QPs become
+// receive completions.
+void drainInboxes(Nic& n, SoftCq* c) {
+  for (auto& [qpn, q] : n.qps) {
+    if (!q->shm || reinterpret_cast<SoftCq*>(q->qp.recv_cq) != c) continue;
+    const uint64_t tail = q->shm->tail.load(std::memory_order_acquire);
+    for (; q->shm->head < tail && !q->recvs.empty(); ++q->shm->head) {
+      const QpShm::Entry e = q->shm->inbox[q->shm->head % kInbox];
+      ibv_wc wc{};
+      wc.wr_id = q->recvs.front();
+      q->recvs.pop_front();
+      wc.status = IBV_WC_SUCCESS;
+      wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+      wc.wc_flags = IBV_WC_WITH_IMM;
+      wc.imm_data = e.imm;
+      wc.byte_len = e.bytes;
+      wc.qp_num = qpn;
+      c->wcs.push_back(wc);
+    }
+  }
+}
+
 // Carries out one write; false when it must wait (no receive posted for its
 // immediate: a real NIC would retry after an RNR NAK).
-bool execute(Nic& n, SoftQp& q, const Write& w) {
-  auto* scq = reinterpret_cast<SoftCq*>(q.qp.send_cq);
-  auto fail = [&](ibv_wc_status st) {
-    complete(scq, w.wrId, st, IBV_WC_RDMA_WRITE, q.qp.qp_num);
-    q.qp.state = IBV_QPS_ERR;
-    return true;
-  };
+bool execute(Nic& n, SoftQp& q, Write& w) {
+  auto fail = [&](ibv_wc_status st) { return errorOut(q, w, st); };
   if (w.fail) {
     GDR_INFO(kNet, "softnic0: write on QP %u failed on request", q.qp.qp_num);
     return fail(IBV_WC_REM_OP_ERR);
@@ -115,8 +202,8 @@ bool execute(Nic& n, SoftQp& q, const Write& w) {
     total += s.length;
   }
   auto d = n.qps.find(q.dest);
-  if (d == n.qps.end() || d->second->qp.state == IBV_QPS_ERR)
-    return fail(IBV_WC_RETRY_EXC_ERR);  // the peer's QP is gone: nobody acknowledges
+  if (d == n.qps.end()) return executeRemote(n, q, w, total);
+  if (d->second->qp.state == IBV_QPS_ERR) return peerGone(q, w) && fail(IBV_WC_RETRY_EXC_ERR);
   SoftQp& peer = *d->second;
   auto r = n.mrs.find(w.rkey);
   if (r == n.mrs.end() || r->second->rkey != w.rkey || !inside(r->second, w.raddr, total) ||
@@ -142,7 +229,9 @@ bool execute(Nic& n, SoftQp& q, const Write& w) {
     wc.qp_num = peer.qp.qp_num;
     reinterpret_cast<SoftCq*>(peer.qp.recv_cq)->wcs.push_back(wc);
   }
-  if (w.signaled) complete(scq, w.wrId, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, q.qp.qp_num);
+  if (w.signaled)
+    complete(reinterpret_cast<SoftCq*>(q.qp.send_cq), w.wrId, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
+             q.qp.qp_num);
   return true;
 }
 
@@ -206,6 +295,7 @@ int postRecv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad) {
       return EINVAL;
     }
     it->second->recvs.push_back(wr->wr_id);
+    if (it->second->shm) it->second->shm->recvPosted.fetch_add(1, std::memory_order_release);
   }
   pump(n);
   return 0;
@@ -216,6 +306,7 @@ int pollCq(ibv_cq* cq, int max, ibv_wc* out) {
   std::lock_guard<std::mutex> g(n.mu);
   pump(n);
   auto* c = reinterpret_cast<SoftCq*>(cq);
+  drainInboxes(n, c);
   int k = 0;
   for (; k < max && !c->wcs.empty(); ++k) {
     out[k] = c->wcs.front();
@@ -292,6 +383,15 @@ ibv_mr* regMr(ibv_pd* pd, void* addr, size_t len, int access) {
   mr->rkey = n.nextKey++;
   n.mrs[mr->lkey] = mr;
   n.mrs[mr->rkey] = mr;
+  if (MrShm* t = myMrShm())  // for writers in other processes
+    for (uint32_t i = 0; i < kMaxMrs; ++i)
+      if (t->mrs[i].rkey.load() == 0) {
+        t->mrs[i].addr = reinterpret_cast<uintptr_t>(addr);
+        t->mrs[i].len = len;
+        t->mrs[i].access = static_cast<uint32_t>(access);
+        t->mrs[i].rkey.store(mr->rkey, std::memory_order_release);
+        break;
+      }
   return mr;
 }
 int deregMr(ibv_mr* mr) {
@@ -299,6 +399,9 @@ int deregMr(ibv_mr* mr) {
   std::lock_guard<std::mutex> g(n.mu);
   n.mrs.erase(mr->lkey);
   n.mrs.erase(mr->rkey);
+  if (MrShm* t = myMrShm())
+    for (uint32_t i = 0; i < kMaxMrs; ++i)
+      if (t->mrs[i].rkey.load() == mr->rkey) t->mrs[i].rkey.store(0);
   delete mr;
   return 0;
 }
@@ -324,7 +427,16 @@ ibv_qp* createQp(ibv_pd* pd, ibv_qp_init_attr* ia) {
   q->qp.recv_cq = ia->recv_cq;
   q->qp.qp_type = IBV_QPT_RC;
   q->qp.state = IBV_QPS_RESET;
-  q->qp.qp_num = n.nextQpn++;
+  // A number no QP of this machine has: its segment is created exclusively.
+  for (int tries = 0; !q->shm && tries < 64; ++tries) {
+    q->qp.qp_num = 0x100 + n.rng() % 0xfffe00;
+    if (!n.qps.count(q->qp.qp_num)) q->shm = createQpShm(q->qp.qp_num);
+  }
+  if (!q->shm) {
+    delete q;
+    errno = ENOSPC;
+    return nullptr;
+  }
   n.qps[q->qp.qp_num] = q;
   return &q->qp;
 }
@@ -334,6 +446,8 @@ int modifyQp(ibv_qp* qp, ibv_qp_attr* a, int mask) {
   auto it = n.qps.find(qp->qp_num);
   if (it == n.qps.end()) return EINVAL;
   if (mask & IBV_QP_DEST_QPN) it->second->dest = a->dest_qp_num;
+  if (mask & IBV_QP_TIMEOUT) it->second->timeout = a->timeout;
+  if (mask & IBV_QP_RETRY_CNT) it->second->retries = a->retry_cnt;
   if (mask & IBV_QP_STATE) qp->state = a->qp_state;
   pump(n);
   return 0;
@@ -343,6 +457,7 @@ int destroyQp(ibv_qp* qp) {
   std::lock_guard<std::mutex> g(n.mu);
   auto it = n.qps.find(qp->qp_num);
   if (it == n.qps.end()) return EINVAL;
+  destroyQpShm(qp->qp_num, it->second->shm);
   delete it->second;
   n.qps.erase(it);
   return 0;
