@@ -24,12 +24,17 @@ step colls_1qp_chunk4k 240 env GDR_IB_QPS_PER_PEER=1 GDR_IB_CHUNK=4096 GDR_IB_SL
 # Transport auto between two "hosts" (GDR_HOST_ID differs): must pick ib.
 step auto_picks_ib 240 env GDR_TRANSPORT=auto RANK_HOSTS="hostA hostB" $R 2 200 $T colls
 step regcache 120 env $R 2 100 $T regcache
+# Zero-copy receives (rendezvous): every collective x type x op both sides of
+# the threshold; above it the data-moving ones copy nothing with the CPU.
+step zcopy 300 $R 2 280 $T zcopy
+step zcopy_4qp_chunk64k 300 env GDR_IB_QPS_PER_PEER=4 GDR_IB_ZCOPY_CHUNK=65536 $R 2 280 $T zcopy
+step eager_only 240 env GDR_IB_ZCOPY_BYTES=0 $R 2 200 $T colls
 step mismatch 60 $R 2 50 $T mismatch
 step error_completion 60 $R 2 50 $T badkey
 step peer_killed 120 env GDR_TIMEOUT_MS=30000 $R 2 100 $T kill
 # Bandwidth (informational: the VM is slow, only the ratio matters): the same
 # 1 MiB writes by ib_write_bw between the two devices, then gdrcoll's send.
-if [ -z "${GDR_RXE_ONLY:-}" ] || [ "$GDR_RXE_ONLY" = bandwidth ]; then
+if [ -z "${GDR_RXE_ONLY:-}" ] || case ",$GDR_RXE_ONLY," in *,bandwidth,*) true ;; *) false ;; esac; then
     G0=$(grep -l '0000:0000:0000:0000:0000:ffff:' /sys/class/infiniband/rxe0/ports/1/gids/* | head -1)
     G1=$(grep -l '0000:0000:0000:0000:0000:ffff:' /sys/class/infiniband/rxe1/ports/1/gids/* | head -1)
     echo "===== [bandwidth] ib_write_bw -s 1048576 -n 100, rxe0 <- rxe1"
@@ -38,6 +43,21 @@ if [ -z "${GDR_RXE_ONLY:-}" ] || [ "$GDR_RXE_ONLY" = bandwidth ]; then
     timeout 120 ib_write_bw -d rxe1 -x "${G1##*/}" -s 1048576 -n 100 -F 127.0.0.1 2>&1 | grep -A1 'BW average' | sed 's/^/  ib_write_bw| /'
     wait
     timeout 120 env GDR_TEST_BW_BYTES=1048576 GDR_TEST_BW_ITERS=100 $R 2 110 $T bw | grep -E 'bandwidth|ib to|rc='
+    echo "===== [bandwidth] the same, eager (GDR_IB_ZCOPY_BYTES=0: one receive copy)"
+    timeout 120 env GDR_IB_ZCOPY_BYTES=0 GDR_TEST_BW_BYTES=1048576 GDR_TEST_BW_ITERS=100 $R 2 110 $T bw | grep -E 'bandwidth|rc='
+    echo "===== [bandwidth] the same, zero-copy, buffers registered per operation (no gdrCommRegister)"
+    timeout 120 env GDR_TEST_BW_NOREG=1 GDR_TEST_BW_BYTES=1048576 GDR_TEST_BW_ITERS=100 $R 2 110 $T bw | grep -E 'bandwidth|rc='
+fi
+# Where zero-copy starts to pay (informational, for GDR_IB_ZCOPY_BYTES):
+# each size eager (threshold 0) and zero-copy (threshold = the size).
+if [ -n "${GDR_RXE_ONLY:-}" ] && case ",$GDR_RXE_ONLY," in *,zsweep,*) true ;; *) false ;; esac; then
+    for b in 32768 65536 131072 262144 524288 1048576; do
+        for z in 0 $b; do
+            printf '===== [zsweep] bytes=%s zcopy_from=%s ' "$b" "$z"
+            timeout 120 env GDR_IB_ZCOPY_BYTES=$z GDR_TEST_BW_BYTES=$b GDR_TEST_BW_ITERS=${GDR_RXE_SWEEP_ITERS:-60} \
+                $R 2 110 $T bw | grep -E 'rank 0\] bandwidth' | sed 's/.*= //'
+        done
+    done
 fi
 # GDR_ENCRYPT=1 over verbs (issue 8): every chunk AES-256-GCM sealed; the
 # driver checks the data and that the ib endpoints really are encrypted.
@@ -65,6 +85,7 @@ if [ -z "${GDR_RXE_ONLY:-}" ] || [ "$GDR_RXE_ONLY" = enc_bandwidth ]; then
 fi
 if [ "${GDR_RXE_QUICK:-0}" != 1 ]; then
     step colls_4ranks 300 $R 4 280 $T colls
+    step zcopy_4ranks 300 $R 4 280 $T zcopy
 fi
 echo "===== suite: $PASSES passed, $FAILS failed"
 exit $FAILS

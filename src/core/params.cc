@@ -88,6 +88,19 @@ const std::vector<Info> kParams = {
     {"GDR_IB_SLOTS", Type::Int, "8",
      "Receive slots per peer (a power of two): the credit window of chunks in flight."},
     {"GDR_IB_QP_DEPTH", Type::Int, "1024", "Send and receive queue depth of each QP."},
+    {"GDR_IB_ZCOPY_BYTES", Type::Int, "262144",
+     "Messages of at least this many bytes go zero-copy over verbs: the receiver registers its "
+     "buffer and the sender RDMA-writes straight into it (reductions still land in the receive "
+     "slots); smaller ones are copied out of the slots. 0: never. Must match on every rank."},
+    {"GDR_IB_ZCOPY_CHUNK", Type::Int, "524288",
+     "Bytes per RDMA write of a zero-copy message (a multiple of 4096)."},
+    {"GDR_IB_PROVIDER", Type::String, "",
+     "Verbs provider: empty for libibverbs, softnic for the software NIC (a test device that "
+     "carries out RDMA writes with memcpy/cudaMemcpy between the endpoints of one process)."},
+    {"GDR_SOFTNIC_FAIL_WRITE", Type::Int, "0",
+     "Software NIC only: the N-th RDMA write of the process fails (0: none)."},
+    {"GDR_SOFTNIC_DELAY_US", Type::Int, "0",
+     "Software NIC only: every RDMA write waits this long before it is carried out."},
     {"GDR_IB_MAX_WR", Type::Int, "128", "Data writes in flight per peer, at most."},
     {"GDR_IB_TC", Type::Int, "0", "Traffic class (RoCE) of the verbs transport's QPs."},
     {"GDR_IB_SL", Type::Int, "0", "Service level of the verbs transport's QPs."},

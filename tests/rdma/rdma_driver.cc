@@ -12,7 +12,9 @@
 // element, fresh random inputs, outputs poisoned), regcache (send-buffer
 // registration reuse and invalidation), kill (the last rank kills itself in
 // the middle of a large all-reduce; the others must fail in time, clearly),
-// bw (rank 0 -> 1 send bandwidth, for bench/results/rxe.md), mismatch (ranks
+// bw (rank 0 -> 1 send bandwidth, for bench/results/rxe.md), zcopy (every
+// collective x type x op both sides of GDR_IB_ZCOPY_BYTES; above it the
+// data-moving collectives copy nothing with the CPU), mismatch (ranks
 // disagree on a count), badkey (a verbs error completion, forced).
 // Under GDR_ENCRYPT=1 (verbs chunks AES-GCM sealed): tamper (one bit of a
 // chunk flipped after sealing: the receiver must refuse it, naming the
@@ -73,10 +75,13 @@ void reportIb(gdrComm_t comm) {
     std::printf("[rank %d] ib to %d: %" PRIu64 " chunks sent (per QP:%s), %" PRIu64
                 " received, %" PRIu64
                 " credit writes, chunk now %zu (%d changes), registrations %" PRIu64
-                " hits %" PRIu64 " misses%s\n",
+                " hits %" PRIu64 " misses%s; zero-copy from %zu: %" PRIu64 " sent, %" PRIu64
+                " received (%" PRIu64 " writes, receive registrations %" PRIu64 " hits %" PRIu64
+                " misses), %" PRIu64 " bytes copied by the CPU\n",
                 gRank, p, s.chunksSent, perQp.c_str(), s.chunksReceived, s.creditWrites,
                 s.chunkBytes, s.chunkChanges, s.reg.hits, s.reg.misses,
-                ep->encrypted() ? ", AES-256-GCM" : "");
+                ep->encrypted() ? ", AES-256-GCM" : "", ep->zcopyBytes(), s.zcopySent,
+                s.zcopyReceived, s.zcopyWrites, s.recvReg.hits, s.recvReg.misses, s.cpuCopyBytes);
     // GDR_ENCRYPT=1 must reach the verbs chunks, not only the TCP side channel.
     if (ep->encrypted() != (envInt("GDR_ENCRYPT", 0) == 1)) {
       std::fprintf(stderr, "[rank %d] ib to %d: encrypted %d but GDR_ENCRYPT=%d\n", gRank, p,
@@ -129,17 +134,19 @@ bool expectEq(const char* what, const std::vector<T>& got, const std::vector<T>&
 }
 
 template <typename T>
+T combine(T acc, T v, gdrRedOp_t op) {
+  return op == gdrSum   ? static_cast<T>(acc + v)
+         : op == gdrMax ? std::max(acc, v)
+                        : std::min(acc, v);
+}
+
+template <typename T>
 void testAllReduce(gdrComm_t comm, gdrDataType_t dt, gdrRedOp_t op, size_t n, int t, bool inPlace) {
   std::vector<T> in(n), out(n, poison<T>()), want(n);
   for (size_t i = 0; i < n; ++i) {
     in[i] = val<T>(t, gRank, i);
     T acc = val<T>(t, 0, i);
-    for (int r = 1; r < gSize; ++r) {
-      T v = val<T>(t, r, i);
-      acc = op == gdrSum   ? static_cast<T>(acc + v)
-            : op == gdrMax ? std::max(acc, v)
-                           : std::min(acc, v);
-    }
+    for (int r = 1; r < gSize; ++r) acc = combine(acc, val<T>(t, r, i), op);
     want[i] = acc;
   }
   if (inPlace) {
@@ -192,32 +199,33 @@ void testAllToAll(gdrComm_t comm, gdrDataType_t dt, size_t n, int t) {
 }
 
 template <typename T>
-void testReduce(gdrComm_t comm, gdrDataType_t dt, size_t n, int root, int t) {
+void testReduce(gdrComm_t comm, gdrDataType_t dt, size_t n, int root, int t,
+                gdrRedOp_t op = gdrSum) {
   std::vector<T> in(n), out(n, poison<T>()), want(n);
   for (size_t i = 0; i < n; ++i) {
     in[i] = val<T>(t, gRank, i);
-    T acc = 0;
-    for (int r = 0; r < gSize; ++r) acc = static_cast<T>(acc + val<T>(t, r, i));
+    T acc = val<T>(t, 0, i);
+    for (int r = 1; r < gSize; ++r) acc = combine(acc, val<T>(t, r, i), op);
     want[i] = acc;
   }
-  CHECK_OK(gdrReduce(in.data(), out.data(), n, dt, gdrSum, root, comm, nullptr));
+  CHECK_OK(gdrReduce(in.data(), out.data(), n, dt, op, root, comm, nullptr));
   char what[64];
-  std::snprintf(what, sizeof(what), "reduce(n=%zu, root %d)", n, root);
+  std::snprintf(what, sizeof(what), "reduce(n=%zu, type %d, op %d, root %d)", n, dt, op, root);
   if (gRank == root) expectEq(what, out, want);
 }
 
 template <typename T>
-void testReduceScatter(gdrComm_t comm, gdrDataType_t dt, size_t n, int t) {
+void testReduceScatter(gdrComm_t comm, gdrDataType_t dt, size_t n, int t, gdrRedOp_t op = gdrSum) {
   std::vector<T> in(n * gSize), out(n, poison<T>()), want(n);
   for (size_t i = 0; i < n * gSize; ++i) in[i] = val<T>(t, gRank, i);
   for (size_t i = 0; i < n; ++i) {
-    T acc = 0;
-    for (int r = 0; r < gSize; ++r) acc = static_cast<T>(acc + val<T>(t, r, gRank * n + i));
+    T acc = val<T>(t, 0, gRank * n + i);
+    for (int r = 1; r < gSize; ++r) acc = combine(acc, val<T>(t, r, gRank * n + i), op);
     want[i] = acc;
   }
-  CHECK_OK(gdrReduceScatter(in.data(), out.data(), n, dt, gdrSum, comm, nullptr));
+  CHECK_OK(gdrReduceScatter(in.data(), out.data(), n, dt, op, comm, nullptr));
   char what[64];
-  std::snprintf(what, sizeof(what), "reducescatter(n=%zu)", n);
+  std::snprintf(what, sizeof(what), "reducescatter(n=%zu, type %d, op %d)", n, dt, op);
   expectEq(what, out, want);
 }
 
@@ -286,6 +294,94 @@ void runColls(gdrComm_t comm) {
   reportIb(comm);
 }
 
+#if GDR_HAVE_IB
+// This rank's verbs statistics summed over its peers.
+gdr::transport::ib::IbStats ibTotals(gdrComm_t comm, size_t* zcopyBytes) {
+  gdr::transport::ib::IbStats t;
+  auto* c = static_cast<gdr::Communicator*>(comm);
+  *zcopyBytes = 0;
+  for (int p = 0; p < gSize; ++p) {
+    auto* ep = p == gRank ? nullptr : dynamic_cast<gdr::transport::ib::IbEndpoint*>(c->endpoint(p));
+    if (!ep) continue;
+    auto s = ep->stats();
+    t.cpuCopyBytes += s.cpuCopyBytes;
+    t.zcopyReceived += s.zcopyReceived;
+    t.zcopySent += s.zcopySent;
+    *zcopyBytes = ep->zcopyBytes();
+  }
+  return t;
+}
+#endif
+
+// Zero-copy over verbs: every collective x type x op at element counts both
+// sides of GDR_IB_ZCOPY_BYTES, data checked; above it, the collectives that
+// only move data (all-gather, broadcast, all-to-all, send/recv) must not
+// have copied one byte with the CPU on the receiving side, and must have
+// gone by rendezvous.
+void runZcopy(gdrComm_t comm) {
+#if GDR_HAVE_IB
+  size_t zb = 0;
+  ibTotals(comm, &zb);
+  if (zb == 0) {
+    std::fprintf(stderr, "[rank %d] zcopy: zero-copy is off (GDR_IB_ZCOPY_BYTES=0?)\n", gRank);
+    ++gFailures;
+    return;
+  }
+  // Element counts: every message (at most n int64 for send/recv) below the
+  // threshold; then the smallest one (a block of n int32, or n / ranks of
+  // them for a broadcast cut into pieces) at it, and well above it.
+  const size_t at = zb / 4 * gSize;
+  int t = 1000;
+  for (size_t n : {zb / 8 - 1, at, 3 * at + 5}) {
+    const bool above = n * 4 / gSize >= zb;
+    size_t unused = 0;
+    auto before = ibTotals(comm, &unused);
+    testAllGather<float>(comm, gdrFloat32, n, ++t);
+    for (int root = 0; root < gSize; ++root) testBcast<int32_t>(comm, gdrInt32, n, root, ++t);
+    testAllToAll<int32_t>(comm, gdrInt32, n, (t += gSize + 1));
+    testSendRecv(comm, n, ++t);
+    auto after = ibTotals(comm, &unused);
+    const uint64_t copied = after.cpuCopyBytes - before.cpuCopyBytes;
+    const uint64_t zc = after.zcopyReceived - before.zcopyReceived;
+    std::printf(
+        "[rank %d] zcopy: n=%zu (%s the threshold of %zu bytes): data-moving collectives "
+        "copied %" PRIu64 " bytes with the CPU, %" PRIu64 " messages by rendezvous\n",
+        gRank, n, above ? "above" : "at or below", zb, copied, zc);
+    if (above && (copied != 0 || zc == 0)) {
+      std::fprintf(stderr,
+                   "[rank %d] zcopy: n=%zu copied %" PRIu64 " bytes, %" PRIu64
+                   " rendezvous messages (want 0 and > 0)\n",
+                   gRank, n, copied, zc);
+      ++gFailures;
+    }
+    if (n * 8 < zb && (copied == 0 || zc != 0)) {
+      std::fprintf(stderr,
+                   "[rank %d] zcopy: n=%zu below the threshold copied %" PRIu64 " bytes, %" PRIu64
+                   " rendezvous messages (want > 0 and 0)\n",
+                   gRank, n, copied, zc);
+      ++gFailures;
+    }
+    for (gdrRedOp_t op : {gdrSum, gdrMax, gdrMin}) {
+      testAllReduce<int32_t>(comm, gdrInt32, op, n, ++t, false);
+      testAllReduce<uint32_t>(comm, gdrUint32, op, n, ++t, true);
+      testAllReduce<int64_t>(comm, gdrInt64, op, n, ++t, false);
+      testAllReduce<uint64_t>(comm, gdrUint64, op, n, ++t, false);
+      testAllReduce<float>(comm, gdrFloat32, op, n, ++t, false);
+      testAllReduce<double>(comm, gdrFloat64, op, n, ++t, true);
+      testAllReduce<int8_t>(comm, gdrInt8, op, n, ++t, false);
+      testAllReduce<uint8_t>(comm, gdrUint8, op, n, ++t, false);
+      testReduce<int64_t>(comm, gdrInt64, n, gSize - 1, ++t, op);
+      testReduce<float>(comm, gdrFloat32, n, 0, ++t, op);
+      testReduceScatter<float>(comm, gdrFloat32, n, ++t, op);
+      testReduceScatter<int32_t>(comm, gdrInt32, n, ++t, op);
+    }
+  }
+  reportIb(comm);
+#else
+  (void)comm;
+#endif
+}
+
 void runRegCache(gdrComm_t comm) {
 #if GDR_HAVE_IB
   // One long-lived buffer sent again and again: registered once.
@@ -345,9 +441,12 @@ void runBandwidth(gdrComm_t comm) {
   const size_t bytes = static_cast<size_t>(envInt("GDR_TEST_BW_BYTES", 1 << 20));
   const int iters = envInt("GDR_TEST_BW_ITERS", 100);
   std::vector<char> buf(bytes, static_cast<char>(gRank));
-  // Registered, as a program reusing one buffer would: its NIC registration stays cached.
+  // Registered, as a program reusing one buffer would: its NIC registration
+  // stays cached. GDR_TEST_BW_NOREG=1: not registered, so every operation
+  // registers its buffers (the cost of per-operation registration).
   gdrRegHandle_t h = nullptr;
-  CHECK_OK(gdrCommRegister(comm, buf.data(), bytes, &h));
+  const bool reg = envInt("GDR_TEST_BW_NOREG", 0) == 0;
+  if (reg) CHECK_OK(gdrCommRegister(comm, buf.data(), bytes, &h));
   for (int warm = 0; warm < 2; ++warm) {
     auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < iters; ++i) {
@@ -359,11 +458,12 @@ void runBandwidth(gdrComm_t comm) {
     CHECK_OK(gdrBarrier(comm, nullptr));
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (warm && gRank == 0)
-      std::printf("[rank 0] bandwidth: %d x %zu bytes in %.3f s = %.1f MB/s\n", iters, bytes, s,
-                  iters * static_cast<double>(bytes) / s / 1e6);
+      std::printf("[rank 0] bandwidth: %d x %zu bytes in %.3f s = %.1f MB/s (%s)\n", iters, bytes,
+                  s, iters * static_cast<double>(bytes) / s / 1e6,
+                  reg ? "registered buffer" : "registered per operation");
   }
   reportIb(comm);
-  CHECK_OK(gdrCommDeregister(comm, h));
+  if (reg) CHECK_OK(gdrCommDeregister(comm, h));
 }
 
 // Ranks disagree on the count: every rank must get a clear error (the
@@ -494,6 +594,8 @@ int main(int argc, char** argv) {
     runColls(comm);
   else if (mode == "regcache")
     runRegCache(comm);
+  else if (mode == "zcopy")
+    runZcopy(comm);
   else if (mode == "kill")
     rc = runKill(comm);
   else if (mode == "bw")

@@ -31,6 +31,14 @@ IbEndpointConfig configFromParams(int rank, int peer, GdrMode gpuMode) {
   c.timeout = static_cast<int>(param::getInt("GDR_IB_TIMEOUT"));
   c.retryCnt = static_cast<int>(param::getInt("GDR_IB_RETRY_CNT"));
   c.keepRegistrations = param::getBool("GDR_IB_REG_CACHE");
+  const int64_t zb = param::getInt("GDR_IB_ZCOPY_BYTES"), zc = param::getInt("GDR_IB_ZCOPY_CHUNK");
+  if (zb < 0 || zb > INT32_MAX || zc < 4096 || zc % 4096 || zc > (1 << 30))
+    throw InvalidArgument(strprintf(
+        "GDR_IB_ZCOPY_BYTES=%lld must be in [0, 2^31) and GDR_IB_ZCOPY_CHUNK=%lld a multiple of "
+        "4096 up to 1 GiB",
+        (long long)zb, (long long)zc));
+  c.zcopyBytes = static_cast<size_t>(zb);
+  c.zcopyChunk = static_cast<size_t>(zc);
   c.gpuMode = gpuMode;
   if (c.qpDepth < 16 || c.maxWr < 1 || c.timeout < 0 || c.timeout > 31 || c.retryCnt < 0 ||
       c.retryCnt > 7 || c.trafficClass < 0 || c.trafficClass > 255 || c.serviceLevel < 0 ||

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/memory_kind.h"
+#include "transport/ib/ib_wr_id.h"
 #include "transport/ib/mr_register.h"
 
 namespace gdr::transport::ib {
@@ -21,15 +22,6 @@ namespace {
 
 constexpr int kCreditSources = 16;
 constexpr int kMaxCreditsInFlight = 4;
-enum WrKind : uint64_t { kWrData = 0, kWrCredit = 1, kWrRecv = 2 };
-uint64_t wrId(WrKind k, uint64_t v) { return (v << 2) | k; }
-
-uint64_t mix(uint64_t x) {  // splitmix64 finaliser: spreads (peer, seq) evenly
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 void* pageAlloc(size_t bytes) {
   void* p = nullptr;
@@ -50,11 +42,15 @@ void fillHdr(ChunkHdr& h, const SendOp& op, size_t offset, size_t len) {
 }
 
 const char* wcOpName(const ibv_wc& wc) {
-  switch (wc.wr_id & 3) {
+  switch (wrKind(wc.wr_id)) {
     case kWrData:
       return "RDMA WRITE WITH IMM (data chunk)";
     case kWrCredit:
       return "RDMA WRITE (credit)";
+    case kWrZData:
+      return "RDMA WRITE WITH IMM (zero-copy chunk into the peer's buffer)";
+    case kWrCts:
+      return "RDMA WRITE WITH IMM (clear-to-send)";
     default:
       return "RECV (write-with-imm landing)";
   }
@@ -64,7 +60,8 @@ const char* wcOpName(const ibv_wc& wc) {
 
 struct IbEndpoint::Ctrl {
   alignas(64) volatile uint64_t credit;  // chunks the peer has consumed (peer writes it)
-  alignas(64) uint64_t creditSrc[kCreditSources];
+  volatile uint64_t zcredit;             // zero-copy chunks landed at the peer (same write)
+  alignas(64) uint64_t creditSrc[kCreditSources][2];
   ChunkHdr hdrs[1];  // nSlots of them (allocated beyond the struct)
 };
 
@@ -94,6 +91,17 @@ IbEndpoint::IbEndpoint(std::shared_ptr<IbDevice> dev, const IbEndpointConfig& cf
       cacheRegisterFn(std::move(mc)), [apiPtr](const Registration& r) { deregister(*apiPtr, r); },
       static_cast<size_t>(sysconf(_SC_PAGESIZE)), cfg_.keepRegistrations);
   regs_->followUserRanges();
+  zBytes_ = keys ? 0 : cfg_.zcopyBytes;  // the CPU seals every encrypted byte: no zero-copy
+  if (zBytes_) {
+    MrContext rc = mc;
+    rc.use = MrUse::RecvTarget;
+    rc.what =
+        strprintf("zero-copy receives from rank %d on %s", cfg_.peerRank, dev_->name().c_str());
+    rregs_ = std::make_unique<RegCache>(
+        cacheRegisterFn(std::move(rc)), [apiPtr](const Registration& r) { deregister(*apiPtr, r); },
+        static_cast<size_t>(sysconf(_SC_PAGESIZE)), cfg_.keepRegistrations);
+    rregs_->followUserRanges();
+  }
 
   slotStride_ = sizeof(ChunkHdr) + std::max(ChunkPolicy::kMax, policy_.chunk());
   slots_ = static_cast<char*>(pageAlloc(slotStride_ * cfg_.nSlots));
@@ -105,6 +113,11 @@ IbEndpoint::IbEndpoint(std::shared_ptr<IbDevice> dev, const IbEndpointConfig& cf
   ctrlMr_ = api.reg_mr(pd, ctrl_, sizeof(Ctrl) + sizeof(ChunkHdr) * cfg_.nSlots, rw);
   if (!ctrlMr_)
     throw SystemError(strprintf("ibv_reg_mr of the control block on %s", dev_->name().c_str()),
+                      errno);
+  cts_ = static_cast<ZcopyCts*>(pageAlloc(2 * kCtsSlots * sizeof(ZcopyCts)));
+  ctsMr_ = api.reg_mr(pd, cts_, 2 * kCtsSlots * sizeof(ZcopyCts), rw);
+  if (!ctsMr_)
+    throw SystemError(strprintf("ibv_reg_mr of the rendezvous mailbox on %s", dev_->name().c_str()),
                       errno);
   if (keys) {
     // Twice the receive window: chunks sealed ahead while a window's worth
@@ -159,12 +172,16 @@ IbEndpoint::~IbEndpoint() {
   if (cipher_) cipher_->quiesce();  // its workers may be reading user buffers or slots
   for (ibv_qp* qp : qps_) api.destroy_qp(qp);
   pend_.clear();
+  dropRendezvous();
   regs_.reset();
+  rregs_.reset();
   if (cq_) api.destroy_cq(cq_);
   if (slotsMr_) api.dereg_mr(slotsMr_);
   if (ctrlMr_) api.dereg_mr(ctrlMr_);
   if (ringMr_) api.dereg_mr(ringMr_);
+  if (ctsMr_) api.dereg_mr(ctsMr_);
   cipher_.reset();
+  std::free(cts_);
   std::free(slots_);
   std::free(ctrl_);
 }
@@ -181,6 +198,9 @@ IbConnInfo IbEndpoint::localInfo() const {
   c.creditAddr = reinterpret_cast<uintptr_t>(&ctrl_->credit);
   c.slotsRkey = slotsMr_->rkey;
   c.creditRkey = ctrlMr_->rkey;
+  c.ctsAddr = reinterpret_cast<uintptr_t>(cts_);
+  c.ctsRkey = ctsMr_->rkey;
+  c.zcopyBytes = static_cast<uint32_t>(zBytes_);
   for (int q = 0; q < cfg_.nQps; ++q) {
     c.qpn[q] = qps_[q]->qp_num;
     c.psn[q] = psn_[q];
@@ -196,6 +216,11 @@ void IbEndpoint::connect(const IbConnInfo& r, std::unique_ptr<Endpoint> side) {
         "this rank: %d, %u, %zu): use the same GDR_IB_* settings on every rank",
         cfg_.peerRank, r.nQps, r.nSlots, (unsigned long long)r.slotStride, cfg_.nQps, cfg_.nSlots,
         slotStride_));
+  if (r.zcopyBytes != zBytes_)
+    throw InvalidUsage(strprintf(
+        "rank %d sends zero-copy from %u bytes, this rank from %zu (0: never): use the same "
+        "GDR_IB_ZCOPY_BYTES and GDR_ENCRYPT on every rank",
+        cfg_.peerRank, r.zcopyBytes, zBytes_));
   remote_ = r;
   side_ = std::move(side);
   const ibv_mtu mtu = std::min(dev_->mtu(), static_cast<ibv_mtu>(r.mtu));
@@ -236,17 +261,19 @@ void IbEndpoint::connect(const IbConnInfo& r, std::unique_ptr<Endpoint> side) {
                                   IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
       throw SystemError(
           strprintf("ibv_modify_qp(RTS) of QP %u to rank %d", qps_[q]->qp_num, cfg_.peerRank), e);
-    // Enough landing receives for every slot on any one QP, plus slack.
-    for (uint32_t i = 0; i < cfg_.nSlots + 2; ++i) postRecvWr(q);
+    // Enough landing receives for every slot, every zero-copy chunk in
+    // flight and every clear-to-send on any one QP, plus slack.
+    for (uint32_t i = 0; i < cfg_.nSlots + 2 + kZWindow + kCtsSlots; ++i) postRecvWr(q);
   }
   connected_ = true;
   GDR_INFO(kNet,
            "rank %d -> rank %d: ib on %s, %d QP(s) (first %u -> %u), %u slots of %zu bytes, chunk "
-           "%s %zu%s",
+           "%s %zu%s, zero-copy %s",
            cfg_.myRank, cfg_.peerRank, dev_->name().c_str(), cfg_.nQps, qps_[0]->qp_num, r.qpn[0],
            cfg_.nSlots, slotStride_ - sizeof(ChunkHdr),
            policy_.adaptive() ? "adaptive from" : "fixed", policy_.chunk(),
-           cipher_ ? ", AES-256-GCM" : "");
+           cipher_ ? ", AES-256-GCM" : "",
+           zBytes_ ? strprintf("from %zu bytes", zBytes_).c_str() : "off");
 }
 
 void IbEndpoint::postRecvWr(int q) {
@@ -307,9 +334,10 @@ void IbEndpoint::postSend(SendOp* op) {
 bool IbEndpoint::progress() {
   if (!connected_) return false;
   bool moved = pollCq();
+  if (zBytes_ && scanned_ < recvs_.size()) moved |= issueCts();
   if (!recvs_.empty()) moved |= consumeChunks();
   if (!sends_.empty()) moved |= postChunks();
-  if (creditPosted_ != rseq_) postCredit();
+  if (creditPosted_ != rseq_ || zCreditPosted_ != zLanded_) postCredit();
   return moved;
 }
 
@@ -332,11 +360,19 @@ bool IbEndpoint::pollCq() {
             failWc(wcs[j]);
         failWc(wc);
       }
-      const uint64_t kind = wc.wr_id & 3, v = wc.wr_id >> 2;
+      const uint64_t kind = wrKind(wc.wr_id), v = wrValue(wc.wr_id);
       if (kind == kWrRecv) {
         uint32_t imm = ntohl(wc.imm_data);
-        // The chunk's full sequence: the one within nSlots of rseq_ whose low 32 bits match.
-        uint64_t seq = rseq_ + static_cast<uint32_t>(imm - static_cast<uint32_t>(rseq_));
+        if (imm & kImmZcopy) {
+          if ((imm & kImmKindMask) == kImmCts)
+            onCts(imm);
+          else
+            onZcopyLanded(imm, wc.qp_num);
+          postRecvWr(static_cast<int>(v));
+          continue;
+        }
+        // The chunk's full sequence: the one within nSlots of rseq_ whose low 31 bits match.
+        uint64_t seq = rseq_ + ((imm - static_cast<uint32_t>(rseq_)) & kImmSeqMask);
         if (seq - rseq_ >= cfg_.nSlots)
           throw RemoteError(strprintf(
               "rank %d wrote chunk %u outside the credit window (expected %llu..%llu) on QP %u",
@@ -352,6 +388,13 @@ bool IbEndpoint::pollCq() {
       if (q >= 0) --sqUsed_[q];
       if (kind == kWrCredit) {
         --creditsInFlight_;
+        continue;
+      }
+      if (kind == kWrCts) continue;
+      if (kind == kWrZData) {  // v: the message's PendingSend id
+        --dataInFlight_;
+        if (!pend_.empty() && v - pend_.front().id < pend_.size())
+          --pend_[v - pend_.front().id].wrsLeft;
         continue;
       }
       // A data chunk is acknowledged: its message may be done.
@@ -409,13 +452,20 @@ bool IbEndpoint::postChunks() {
       // the caller's buffer.
       if (op->bytes && (!cipher_ || (op->sig.flags & kSigPreSealed)))
         p.reg = regs_->acquire(op->data, op->bytes);
+      p.rndv = zBytes_ && op->bytes >= zBytes_;
       pend_.push_back(p);
     }
     PendingSend& p = pend_.back();
+    if (p.rndv && !p.viaSlots) {
+      const Rndv r = sendRendezvous(p, consumed);
+      if (r == Rndv::Wait) break;
+      moved = true;
+      if (r == Rndv::Done) continue;
+    }
     const uint64_t inWindow = sseq_ - consumed;
     if (inWindow >= cfg_.nSlots || dataInFlight_ >= cfg_.maxWr) break;  // wait for credits
-    const int q =
-        static_cast<int>(mix((static_cast<uint64_t>(cfg_.peerRank) << 40) ^ sseq_) % cfg_.nQps);
+    const int q = static_cast<int>(
+        spreadHash((static_cast<uint64_t>(cfg_.peerRank) << 40) ^ sseq_) % cfg_.nQps);
     if (sqUsed_[q] >= sqCap_) break;
     const uint32_t slot = static_cast<uint32_t>(sseq_ % cfg_.nSlots);
     ibv_sge sge[2];
@@ -439,25 +489,7 @@ bool IbEndpoint::postChunks() {
     if (len && payloadFromUser)
       sge[nsge++] = {reinterpret_cast<uintptr_t>(op->data) + op->sent, static_cast<uint32_t>(len),
                      p.reg->reg.lkey};
-    ibv_send_wr wr{};
-    ibv_send_wr* bad = nullptr;
-    wr.wr_id = wrId(kWrData, sseq_);
-    wr.sg_list = sge;
-    wr.num_sge = nsge;
-    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.imm_data = htonl(static_cast<uint32_t>(sseq_));
-    wr.wr.rdma.remote_addr = remote_.slotsAddr + slot * remote_.slotStride;
-    wr.wr.rdma.rkey = remote_.slotsRkey;
-    if (int e = ibv_post_send(qps_[q], &wr, &bad))
-      failPost("ibv_post_send (RDMA WRITE WITH IMM)", q, e);
-    track_[sseq_] = ChunkTrack{p.id, len, static_cast<double>(inWindow + 1) / cfg_.nSlots};
-    ++sqUsed_[q];
-    ++dataInFlight_;
-    ++stats_.chunksSent;
-    ++stats_.chunksPerQp[q];
-    ++p.wrsLeft;
-    ++sseq_;
+    postSlotWrite(q, sge, nsge, len, p, inWindow);
     op->sent += len;
     moved = true;
     if (op->sent == op->bytes) {
@@ -469,34 +501,83 @@ bool IbEndpoint::postChunks() {
   return moved;
 }
 
+// One chunk (header in sge[0], payload after it) into the peer's next slot.
+void IbEndpoint::postSlotWrite(int q, ibv_sge* sge, int nsge, size_t len, PendingSend& p,
+                               uint64_t inWindow) {
+  const uint32_t slot = static_cast<uint32_t>(sseq_ % cfg_.nSlots);
+  ibv_send_wr wr{};
+  ibv_send_wr* bad = nullptr;
+  wr.wr_id = wrId(kWrData, sseq_);
+  wr.sg_list = sge;
+  wr.num_sge = nsge;
+  wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.imm_data = htonl(static_cast<uint32_t>(sseq_) & kImmSeqMask);
+  wr.wr.rdma.remote_addr = remote_.slotsAddr + slot * remote_.slotStride;
+  wr.wr.rdma.rkey = remote_.slotsRkey;
+  if (int e = ibv_post_send(qps_[q], &wr, &bad))
+    failPost("ibv_post_send (RDMA WRITE WITH IMM)", q, e);
+  track_[sseq_] = ChunkTrack{p.id, len, static_cast<double>(inWindow + 1) / cfg_.nSlots};
+  ++sqUsed_[q];
+  ++dataInFlight_;
+  ++stats_.chunksSent;
+  ++stats_.chunksPerQp[q];
+  ++p.wrsLeft;
+  ++sseq_;
+}
+
+ChunkHdr& IbEndpoint::slotHdr(uint64_t seq) { return ctrl_->hdrs[seq % cfg_.nSlots]; }
+
+uint64_t IbEndpoint::peerLanded() const { return ctrl_->zcredit; }
+
+void IbEndpoint::checkChunk(const ChunkHdr* h, const RecvOp* op, uint32_t slot) const {
+  if (h->magic != kChunkMagic || h->version != kChunkVersion ||
+      h->len > slotStride_ - sizeof(ChunkHdr))
+    throw RemoteError(strprintf(
+        "rank %d wrote a malformed chunk header (magic %#x, version %u, %u bytes) into slot %u",
+        cfg_.peerRank, h->magic, h->version, h->len, slot));
+  if (h->sig != op->sig)
+    throw InvalidUsage(strprintf("mismatched operations: rank %d sent %s but this rank expects %s",
+                                 cfg_.peerRank, describe(h->sig).c_str(),
+                                 describe(op->sig).c_str()));
+  if (h->msgBytes != op->bytes || h->offset != op->received || h->len > op->bytes - op->received)
+    throw InvalidUsage(strprintf(
+        "mismatched message size: rank %d sent %llu bytes for %s, this rank expects %zu",
+        cfg_.peerRank, (unsigned long long)h->msgBytes, describe(op->sig).c_str(), op->bytes));
+}
+
+void IbEndpoint::popRecv() {
+  recvs_.pop_front();
+  if (scanned_) --scanned_;
+}
+
 bool IbEndpoint::consumeChunks() {
   bool moved = false;
   while (!recvs_.empty()) {
-    const uint32_t slot = static_cast<uint32_t>(rseq_ % cfg_.nSlots);
-    if (!arrived_[slot]) break;
-    std::atomic_thread_fence(std::memory_order_acquire);
+    uint32_t slot = static_cast<uint32_t>(rseq_ % cfg_.nSlots);
     RecvOp* op = recvs_.front();
+    const bool rndv = zBytes_ && op->bytes >= zBytes_;
+    if (!rndv && !arrived_[slot]) break;
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (rndv) {
+      const uint64_t before = rseq_;
+      const Rndv r = recvRendezvous(op);
+      moved |= rseq_ != before || r == Rndv::Done;
+      if (r == Rndv::Wait) break;
+      if (r == Rndv::Done) continue;
+      slot = static_cast<uint32_t>(rseq_ % cfg_.nSlots);  // the payload follows through the slots
+      if (!arrived_[slot]) break;
+      std::atomic_thread_fence(std::memory_order_acquire);
+    }
     const char* base = slots_ + slot * slotStride_;
     const ChunkHdr* h = reinterpret_cast<const ChunkHdr*>(base);
-    if (h->magic != kChunkMagic || h->version != kChunkVersion ||
-        h->len > slotStride_ - sizeof(ChunkHdr))
-      throw RemoteError(strprintf(
-          "rank %d wrote a malformed chunk header (magic %#x, version %u, %u bytes) into slot %u",
-          cfg_.peerRank, h->magic, h->version, h->len, slot));
+    checkChunk(h, op, slot);
     // Nothing of a chunk is believed or delivered before it verified.
     if (cipher_) {
       const ChunkCipher::Opened o = cipher_->open(rseq_, slot, slots_ + slot * slotStride_);
       if (o == ChunkCipher::kOpenBusy) break;
       if (o == ChunkCipher::kOpenFailed) failAuth(rseq_);
     }
-    if (h->sig != op->sig)
-      throw InvalidUsage(
-          strprintf("mismatched operations: rank %d sent %s but this rank expects %s",
-                    cfg_.peerRank, describe(h->sig).c_str(), describe(op->sig).c_str()));
-    if (h->msgBytes != op->bytes || h->offset != op->received || h->len > op->bytes - op->received)
-      throw InvalidUsage(strprintf(
-          "mismatched message size: rank %d sent %llu bytes for %s, this rank expects %zu",
-          cfg_.peerRank, (unsigned long long)h->msgBytes, describe(op->sig).c_str(), op->bytes));
     const char* payload = base + sizeof(ChunkHdr);
     char* dst = static_cast<char*>(op->dst) + op->received;
     if (op->fn) {
@@ -508,6 +589,7 @@ bool IbEndpoint::consumeChunks() {
              h->len / op->elemBytes);
     } else if (h->len) {
       std::memcpy(dst, payload, h->len);
+      stats_.cpuCopyBytes += h->len;
     }
     op->received += h->len;
     arrived_[slot] = 0;
@@ -515,8 +597,13 @@ bool IbEndpoint::consumeChunks() {
     ++stats_.chunksReceived;
     moved = true;
     if (op->received == op->bytes) {
+      if (!zrecvs_.empty() && zrecvs_.front().op == op) {  // a reduction's rendezvous, via slots
+        zrecvs_.pop_front();
+        ++rDone_;
+        ++stats_.zcopyReceived;
+      }
       op->complete = true;
-      recvs_.pop_front();
+      popRecv();
     }
   }
   return moved;
@@ -535,9 +622,10 @@ void IbEndpoint::postCredit() {
   if (creditsInFlight_ >= kMaxCreditsInFlight || sqUsed_[0] >= sqCap_) return;
   // Each in-flight credit write reads its own source word, so a later update
   // never changes the bytes of one still being sent.
-  uint64_t& src = ctrl_->creditSrc[creditSlot_++ % kCreditSources];
-  src = rseq_;
-  ibv_sge sge{reinterpret_cast<uintptr_t>(&src), sizeof(uint64_t), ctrlMr_->lkey};
+  uint64_t* src = ctrl_->creditSrc[creditSlot_++ % kCreditSources];
+  src[0] = rseq_;
+  src[1] = zLanded_;
+  ibv_sge sge{reinterpret_cast<uintptr_t>(src), 2 * sizeof(uint64_t), ctrlMr_->lkey};
   ibv_send_wr wr{};
   ibv_send_wr* bad = nullptr;
   wr.wr_id = wrId(kWrCredit, rseq_);
@@ -553,6 +641,7 @@ void IbEndpoint::postCredit() {
   ++creditsInFlight_;
   ++stats_.creditWrites;
   creditPosted_ = rseq_;
+  zCreditPosted_ = zLanded_;
 }
 
 void IbEndpoint::checkPeer() {
@@ -582,6 +671,7 @@ void IbEndpoint::reset() noexcept {
     if (p.reg) regs_->release(p.reg);
   pend_.clear();
   track_.clear();
+  dropRendezvous();
   if (side_) side_->reset();
 }
 
@@ -590,6 +680,7 @@ IbStats IbEndpoint::stats() const {
   s.chunkBytes = policy_.chunk();
   s.chunkChanges = policy_.changes();
   s.reg = regs_->stats();
+  if (rregs_) s.recvReg = rregs_->stats();
   return s;
 }
 

@@ -12,6 +12,22 @@
 // more than nSlots chunks beyond that count, so no write ever finds a busy
 // slot and no receiver-not-ready retry happens on the fast path.
 //
+// Zero-copy (ib_zcopy.cc): a message of at least zcopyBytes goes by
+// rendezvous instead. The receiver registers its buffer (through its own
+// registration cache) as soon as the receive is posted and RDMA-writes a
+// clear-to-send (ZcopyCts: address, key, chunk size, what it expects) into
+// the sender's mailbox. The sender announces the message in its next slot (a
+// header without payload, so the receiver checks the operation and size in
+// stream order) and, once the clear-to-send is there, writes the payload
+// straight into the receiver's buffer, chunk by chunk, with RDMA WRITE WITH
+// IMMEDIATE (ticket and chunk index in the immediate), at most kZWindow
+// chunks beyond the receiver's count of landed ones (its second credit
+// word). The receive completes when the announce is consumed and every
+// chunk's immediate arrived. A reduction's clear-to-send says "slots": its
+// payload still lands in the slots, which are its registered scratch space
+// (the reduction reads it there once; there is no copy to save). No byte of
+// such a message is copied by the CPU (IbStats::cpuCopyBytes).
+//
 // Abort notices and peer-death detection ride on the TCP connection the
 // communicator built first (`side`), which stays open for that purpose.
 //
@@ -55,6 +71,8 @@ struct IbEndpointConfig {
   int retryCnt = 7;
   bool keepRegistrations = true;  // of buffers in UserRanges (GDR_IB_REG_CACHE)
   GdrMode gpuMode = GdrMode::Staged;  // how device send buffers meet the NIC
+  size_t zcopyBytes = 0;              // rendezvous from this size on (0: never)
+  size_t zcopyChunk = 512 * 1024;     // bytes per zero-copy write
 };
 
 struct IbStats {
@@ -63,6 +81,12 @@ struct IbStats {
   size_t chunkBytes = 0;
   int chunkChanges = 0;
   RegCache::Stats reg;
+  // Bytes this side copied out of the receive slots with the CPU (reductions
+  // are not copies: they read the slots once, in place).
+  uint64_t cpuCopyBytes = 0;
+  uint64_t zcopySent = 0, zcopyReceived = 0;  // messages by rendezvous
+  uint64_t zcopyWrites = 0, ctsWrites = 0;
+  RegCache::Stats recvReg;  // receive buffers registered for zero-copy
 };
 
 class IbEndpoint final : public Endpoint {
@@ -100,7 +124,11 @@ class IbEndpoint final : public Endpoint {
   RegCache& regCache() { return *regs_; }
   // Tests only: the next writes use a wrong remote key, so the peer's NIC
   // rejects them and this side sees a real error completion.
-  void breakRemoteKeyForTest() { remote_.slotsRkey ^= 0x5a5a5a5a; }
+  void breakRemoteKeyForTest() {
+    remote_.slotsRkey ^= 0x5a5a5a5a;
+    keyXor_ = 0x5a5a5a5a;
+  }
+  size_t zcopyBytes() const { return zBytes_; }
 
  private:
   struct PendingSend {
@@ -109,7 +137,19 @@ class IbEndpoint final : public Endpoint {
     const RegCache::Entry* reg = nullptr;
     int wrsLeft = 0;
     bool allPosted = false;
+    // rendezvous (ib_zcopy.cc)
+    bool rndv = false, announced = false, viaSlots = false;
+    uint64_t ticket = 0;
+    ZcopyCts cts{};
   };
+  struct ZRecv {  // a receive that gave out a clear-to-send
+    RecvOp* op;
+    uint64_t ticket;
+    const RegCache::Entry* reg = nullptr;
+    uint64_t chunks = 0, landed = 0;
+    bool direct = false, announced = false;
+  };
+  enum class Rndv { Wait, Done, Slots };
   struct ChunkTrack {
     uint64_t pendingId;
     size_t bytes;
@@ -121,6 +161,20 @@ class IbEndpoint final : public Endpoint {
   bool postChunks();
   void sealAhead();
   bool consumeChunks();
+  void checkChunk(const ChunkHdr* h, const RecvOp* op, uint32_t slot) const;
+  void popRecv();
+  void postSlotWrite(int q, ibv_sge* sge, int nsge, size_t len, PendingSend& p, uint64_t inWindow);
+  // The header sent in front of chunk `seq`, and the peer's count of landed
+  // zero-copy chunks (both in the control block).
+  ChunkHdr& slotHdr(uint64_t seq);
+  uint64_t peerLanded() const;
+  // ib_zcopy.cc
+  bool issueCts();
+  Rndv sendRendezvous(PendingSend& p, uint64_t consumed);
+  Rndv recvRendezvous(RecvOp* op);
+  void onCts(uint32_t imm);
+  void onZcopyLanded(uint32_t imm, uint32_t qpn);
+  void dropRendezvous() noexcept;
   [[noreturn]] void failAuth(uint64_t seq);
   void postCredit();
   void postRecvWr(int q);
@@ -172,6 +226,20 @@ class IbEndpoint final : public Endpoint {
   uint64_t creditPosted_ = 0;
   int creditsInFlight_ = 0;
   uint64_t creditSlot_ = 0;
+  // rendezvous: the mailbox (kCtsSlots clear-to-sends written by the peer,
+  // then kCtsSlots sources of this side's own), tickets and counts
+  size_t zBytes_ = 0;
+  std::unique_ptr<RegCache> rregs_;  // receive targets
+  ZcopyCts* cts_ = nullptr;
+  ibv_mr* ctsMr_ = nullptr;
+  uint32_t keyXor_ = 0;
+  uint64_t ctsSeen_ = 0;      // clear-to-sends arrived (sender)
+  uint64_t sTicket_ = 0;      // next rendezvous send
+  uint64_t zPosted_ = 0;      // zero-copy chunks written
+  std::deque<ZRecv> zrecvs_;  // receives with a clear-to-send out, by ticket
+  size_t scanned_ = 0;        // recvs_ looked at for a clear-to-send
+  uint64_t rTicket_ = 0, rDone_ = 0;
+  uint64_t zLanded_ = 0, zCreditPosted_ = 0;
   IbStats stats_;
   std::chrono::steady_clock::time_point t0_;
 };

@@ -25,7 +25,44 @@ struct IbConnInfo {
   uint32_t creditRkey;
   uint32_t qpn[kMaxQpsPerPeer];
   uint32_t psn[kMaxQpsPerPeer];
+  uint64_t ctsAddr;  // A's rendezvous mailbox (B writes its clear-to-send there)
+  uint32_t ctsRkey;
+  uint32_t zcopyBytes;  // A's zero-copy threshold (0: off); the ranks must agree
 };
+
+// What a write's immediate says. Bit 31 clear: an eager chunk into a slot,
+// the low 31 bits of its sequence number. Otherwise the top two bits tell a
+// rendezvous write: a zero-copy data chunk (the message's ticket, low
+// kZTicketBits, and the chunk's index, kZChunkBits) or a clear-to-send (the
+// ticket, low 30 bits).
+constexpr uint32_t kImmKindMask = 0xC0000000u;
+constexpr uint32_t kImmZcopy = 0x80000000u;
+constexpr uint32_t kImmCts = 0xC0000000u;
+constexpr uint32_t kImmSeqMask = 0x7fffffffu;
+constexpr int kZTicketBits = 10;
+constexpr int kZChunkBits = 20;
+constexpr uint32_t kImmZTicketMask = (1u << kZTicketBits) - 1;
+constexpr uint32_t kImmZChunkMask = (1u << kZChunkBits) - 1;
+
+// Clear to send: the receiver's answer to a message of at least the
+// zero-copy threshold, RDMA-written into the sender's mailbox slot
+// ticket % kCtsSlots. `direct`: write the payload at addr/rkey, `chunk`
+// bytes per write, each one's immediate naming (ticket, index); otherwise
+// (a reduction, which reads the data once anyway) send it through the slots.
+constexpr uint32_t kCtsSlots = 8;
+// Zero-copy chunks a sender may have written beyond the receiver's count of
+// landed ones (each takes one of the receiver's posted receives).
+constexpr uint32_t kZWindow = 16;
+struct alignas(64) ZcopyCts {
+  uint64_t ticket;  // the message's place among this direction's rendezvous messages
+  uint64_t addr;
+  uint64_t bytes;  // what the receiver expects
+  OpSig sig;
+  uint32_t rkey;
+  uint32_t chunk;
+  uint8_t direct;
+};
+static_assert(sizeof(ZcopyCts) == 64, "a clear-to-send is one cache line");
 
 constexpr uint16_t kChunkMagic = 0x4447;  // "GD"
 // Version 2 added `flags` and `tag` (GDR_ENCRYPT); ranks of one job run one build.
@@ -35,6 +72,7 @@ constexpr uint8_t kChunkVersion = 2;
 enum ChunkFlags : uint8_t {
   kChunkSealed = 1u << 0,    // payload is AES-GCM ciphertext; tag covers header and payload
   kChunkAuthOnly = 1u << 1,  // payload pre-sealed by the GPU (kSigPreSealed); tag covers the header
+  kChunkRendezvous = 1u << 2,  // no payload: the message follows by rendezvous (ZcopyCts)
 };
 
 // Written by the sender in front of each chunk's payload, in the same RDMA

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/params.h"
+#include "transport/ib/softnic.h"
 
 namespace gdr::transport::ib {
 
@@ -85,6 +86,12 @@ int IbvApi::queryPort(ibv_context* ctx, uint8_t port, ibv_port_attr* attr) const
 }
 
 const IbvApi* ibvApi(std::string* why) {
+  const std::string provider = param::getString("GDR_IB_PROVIDER");
+  if (provider == "softnic") return softnic::api();
+  if (!provider.empty() && provider != "verbs") {
+    if (why) *why = "GDR_IB_PROVIDER=" + provider + " is neither verbs nor softnic";
+    return nullptr;
+  }
   static Loaded loaded = load();
   if (!loaded.ok && why) *why = loaded.why;
   return loaded.ok ? &loaded.api : nullptr;

@@ -1,5 +1,6 @@
 // libibverbs, loaded at run time (dlopen) so one build runs on hosts with and
-// without RDMA. Only the entry points that are real library symbols are
+// without RDMA (GDR_IB_PROVIDER=softnic: the software NIC of softnic.h
+// instead, a test device). Only the entry points that are real library symbols are
 // looked up here; the data-path calls (ibv_post_send, ibv_post_recv,
 // ibv_poll_cq) are inline in verbs.h and go through the provider's context
 // ops, so they need no symbol. GDR_IBV_LIB overrides the library path.

@@ -1,0 +1,237 @@
+// The rendezvous half of the verbs endpoint (ib_endpoint.h says how the
+// protocol goes): clear-to-sends out of the receiver, announces and
+// zero-copy writes out of the sender, and the receiver's bookkeeping of
+// landed chunks.
+#include <arpa/inet.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "transport/ib/ib_endpoint.h"
+#include "transport/ib/ib_wr_id.h"
+
+namespace gdr::transport::ib {
+
+// Receiver: a clear-to-send for every posted receive at or above the
+// threshold, in posting order, at most kCtsSlots of them unfinished (the
+// sender's mailbox slot of one is free again once its message landed).
+bool IbEndpoint::issueCts() {
+  bool moved = false;
+  while (scanned_ < recvs_.size()) {
+    RecvOp* op = recvs_[scanned_];
+    if (op->bytes < zBytes_) {
+      ++scanned_;
+      continue;
+    }
+    if (rTicket_ - rDone_ >= kCtsSlots || sqUsed_[0] >= sqCap_) break;
+    ZRecv z{op, rTicket_};
+    z.direct = op->fn == nullptr;
+    if (z.direct) {
+      try {
+        z.reg = rregs_->acquire(op->dst, op->bytes);
+      } catch (const NotSupported& e) {  // device memory without GPUDirect: through the slots
+        GDR_INFO(kNet, "rank %d: receive of %zu bytes from rank %d goes through the slots: %s",
+                 cfg_.myRank, op->bytes, cfg_.peerRank, e.what());
+        z.direct = false;
+      }
+    }
+    ZcopyCts& c = cts_[kCtsSlots + rTicket_ % kCtsSlots];  // this side's source copy
+    c = ZcopyCts{};
+    c.ticket = rTicket_;
+    c.bytes = op->bytes;
+    c.sig = op->sig;
+    c.direct = z.direct;
+    if (z.direct) {
+      // At most 2^kZChunkBits chunks: the immediate names each one.
+      size_t chunk = cfg_.zcopyChunk;
+      const size_t least = (op->bytes >> kZChunkBits) + 1;
+      if (chunk < least) chunk = (least + 4095) / 4096 * 4096;
+      c.addr = reinterpret_cast<uintptr_t>(op->dst);
+      c.rkey = z.reg->reg.rkey;
+      c.chunk = static_cast<uint32_t>(chunk);
+      z.chunks = (op->bytes + chunk - 1) / chunk;
+    }
+    ibv_sge sge{reinterpret_cast<uintptr_t>(&c), sizeof(ZcopyCts), ctsMr_->lkey};
+    ibv_send_wr wr{};
+    ibv_send_wr* bad = nullptr;
+    wr.wr_id = wrId(kWrCts, rTicket_);
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.imm_data = htonl(kImmCts | (static_cast<uint32_t>(rTicket_) & ~kImmKindMask));
+    wr.wr.rdma.remote_addr = remote_.ctsAddr + (rTicket_ % kCtsSlots) * sizeof(ZcopyCts);
+    wr.wr.rdma.rkey = remote_.ctsRkey ^ keyXor_;
+    if (int e = ibv_post_send(qps_[0], &wr, &bad)) {
+      if (z.reg) rregs_->release(z.reg);
+      failPost("ibv_post_send (clear-to-send RDMA WRITE WITH IMM)", 0, e);
+    }
+    ++sqUsed_[0];
+    ++stats_.ctsWrites;
+    zrecvs_.push_back(z);
+    ++rTicket_;
+    ++scanned_;
+    moved = true;
+  }
+  return moved;
+}
+
+// Sender: the clear-to-send for ticket ctsSeen_ is in its mailbox slot.
+void IbEndpoint::onCts(uint32_t imm) {
+  const uint32_t want = static_cast<uint32_t>(ctsSeen_) & ~kImmKindMask;
+  if ((imm & ~kImmKindMask) != want)
+    throw RemoteError(strprintf("rank %d sent clear-to-send %u, expected %u (out of order)",
+                                cfg_.peerRank, imm & ~kImmKindMask, want));
+  ++ctsSeen_;
+}
+
+// Receiver: one zero-copy chunk landed in the buffer of the receive whose
+// ticket the immediate names.
+void IbEndpoint::onZcopyLanded(uint32_t imm, uint32_t qpn) {
+  const uint32_t t = (imm >> kZChunkBits) & kImmZTicketMask;
+  const uint32_t idx = imm & kImmZChunkMask;
+  for (ZRecv& z : zrecvs_) {
+    if ((z.ticket & kImmZTicketMask) != t || !z.direct) continue;
+    if (idx >= z.chunks || z.landed >= z.chunks)
+      throw RemoteError(strprintf(
+          "rank %d wrote zero-copy chunk %u of a %llu-chunk message (ticket %llu) on QP %u",
+          cfg_.peerRank, idx, (unsigned long long)z.chunks, (unsigned long long)z.ticket, qpn));
+    ++z.landed;
+    ++zLanded_;
+    return;
+  }
+  throw RemoteError(strprintf(
+      "rank %d wrote a zero-copy chunk (ticket %u, chunk %u) on QP %u for no receive of this rank",
+      cfg_.peerRank, t, idx, qpn));
+}
+
+// Sender, the head of sends_ at or above the threshold: announce it, wait
+// for its clear-to-send, then write it out. Slots: go on like an eager
+// message (the receiver asked for it).
+IbEndpoint::Rndv IbEndpoint::sendRendezvous(PendingSend& p, uint64_t consumed) {
+  SendOp* op = p.op;
+  if (!p.announced) {
+    const uint64_t inWindow = sseq_ - consumed;
+    if (inWindow >= cfg_.nSlots || dataInFlight_ >= cfg_.maxWr) return Rndv::Wait;
+    const int q = static_cast<int>(
+        spreadHash((static_cast<uint64_t>(cfg_.peerRank) << 40) ^ sseq_) % cfg_.nQps);
+    if (sqUsed_[q] >= sqCap_) return Rndv::Wait;
+    ChunkHdr& h = slotHdr(sseq_);
+    h = ChunkHdr{};
+    h.magic = kChunkMagic;
+    h.version = kChunkVersion;
+    h.flags = kChunkRendezvous;
+    h.sig = op->sig;
+    h.msgBytes = op->bytes;
+    ibv_sge sge{reinterpret_cast<uintptr_t>(&h), sizeof(ChunkHdr), ctrlMr_->lkey};
+    postSlotWrite(q, &sge, 1, 0, p, inWindow);
+    p.announced = true;
+    p.ticket = sTicket_++;
+  }
+  if (p.cts.bytes == 0) {  // not read yet (a clear-to-send is never for 0 bytes)
+    if (p.ticket >= ctsSeen_) return Rndv::Wait;
+    std::atomic_thread_fence(std::memory_order_acquire);
+    p.cts = cts_[p.ticket % kCtsSlots];
+    const ZcopyCts& c = p.cts;
+    if (c.ticket != p.ticket)
+      throw RemoteError(strprintf("rank %d's clear-to-send is for message %llu, expected %llu",
+                                  cfg_.peerRank, (unsigned long long)c.ticket,
+                                  (unsigned long long)p.ticket));
+    if (c.sig != op->sig)
+      throw InvalidUsage(
+          strprintf("mismatched operations: rank %d expects %s but this rank sends %s",
+                    cfg_.peerRank, describe(c.sig).c_str(), describe(op->sig).c_str()));
+    if (c.bytes != op->bytes || (c.direct && c.chunk == 0))
+      throw InvalidUsage(strprintf(
+          "mismatched message size: rank %d expects %llu bytes for %s, this rank sends %zu",
+          cfg_.peerRank, (unsigned long long)c.bytes, describe(op->sig).c_str(), op->bytes));
+    if (!c.direct) {
+      p.viaSlots = true;
+      return Rndv::Slots;
+    }
+  }
+  const ZcopyCts& c = p.cts;
+  const uint64_t landed = peerLanded();  // the peer's count, written with its credit word
+  std::atomic_thread_fence(std::memory_order_acquire);
+  while (op->sent < op->bytes) {
+    if (zPosted_ - landed >= kZWindow || dataInFlight_ >= cfg_.maxWr) return Rndv::Wait;
+    const int q = static_cast<int>(
+        spreadHash((static_cast<uint64_t>(cfg_.peerRank) << 40) ^ (zPosted_ | 1ull << 63)) %
+        cfg_.nQps);
+    if (sqUsed_[q] >= sqCap_) return Rndv::Wait;
+    const size_t len = std::min<size_t>(c.chunk, op->bytes - op->sent);
+    const uint32_t idx = static_cast<uint32_t>(op->sent / c.chunk);
+    ibv_sge sge{reinterpret_cast<uintptr_t>(op->data) + op->sent, static_cast<uint32_t>(len),
+                p.reg->reg.lkey};
+    ibv_send_wr wr{};
+    ibv_send_wr* bad = nullptr;
+    wr.wr_id = wrId(kWrZData, p.id);
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.imm_data =
+        htonl(kImmZcopy | (static_cast<uint32_t>(p.ticket & kImmZTicketMask) << kZChunkBits) | idx);
+    wr.wr.rdma.remote_addr = c.addr + op->sent;
+    wr.wr.rdma.rkey = c.rkey ^ keyXor_;
+    if (int e = ibv_post_send(qps_[q], &wr, &bad))
+      failPost("ibv_post_send (zero-copy RDMA WRITE WITH IMM)", q, e);
+    ++sqUsed_[q];
+    ++dataInFlight_;
+    ++stats_.chunksPerQp[q];
+    ++stats_.zcopyWrites;
+    ++p.wrsLeft;
+    ++zPosted_;
+    op->sent += len;
+  }
+  p.allPosted = true;
+  ++stats_.zcopySent;
+  sends_.pop_front();
+  return Rndv::Done;
+}
+
+// Receiver, the head of recvs_ at or above the threshold: consume its
+// announce (checking the operation and size), then complete it once every
+// chunk landed. Slots: its payload follows through the slots.
+IbEndpoint::Rndv IbEndpoint::recvRendezvous(RecvOp* op) {
+  if (zrecvs_.empty() || zrecvs_.front().op != op) return Rndv::Wait;  // no clear-to-send yet
+  ZRecv& z = zrecvs_.front();
+  if (!z.announced) {
+    const uint32_t slot = static_cast<uint32_t>(rseq_ % cfg_.nSlots);
+    if (!arrived_[slot]) return Rndv::Wait;
+    const ChunkHdr* h = reinterpret_cast<const ChunkHdr*>(slots_ + slot * slotStride_);
+    checkChunk(h, op, slot);
+    if (!(h->flags & kChunkRendezvous) || h->len)
+      throw RemoteError(strprintf(
+          "rank %d sent %s (%zu bytes) eagerly; this rank expected it by rendezvous (from %zu "
+          "bytes on)",
+          cfg_.peerRank, describe(op->sig).c_str(), op->bytes, zBytes_));
+    arrived_[slot] = 0;
+    ++rseq_;
+    ++stats_.chunksReceived;
+    z.announced = true;
+  }
+  if (!z.direct) return Rndv::Slots;
+  if (z.landed < z.chunks) return Rndv::Wait;
+  // Every chunk's immediate arrived, and each came after its data.
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (z.reg) rregs_->release(z.reg);
+  op->received = op->bytes;
+  op->complete = true;
+  zrecvs_.pop_front();
+  ++rDone_;
+  ++stats_.zcopyReceived;
+  popRecv();
+  return Rndv::Done;
+}
+
+void IbEndpoint::dropRendezvous() noexcept {
+  for (ZRecv& z : zrecvs_)
+    if (z.reg) rregs_->release(z.reg);
+  zrecvs_.clear();
+  scanned_ = 0;
+}
+
+}  // namespace gdr::transport::ib
