@@ -36,6 +36,7 @@
 #include "transport/ib/gdr_mode.h"
 #include "transport/ib/ib_device.h"
 #include "transport/ib/ib_wire.h"
+#include "transport/ib/peer_cc.h"
 #include "transport/ib/reg_cache.h"
 #include "transport/transport.h"
 
@@ -55,6 +56,7 @@ struct IbEndpointConfig {
   int retryCnt = 7;
   bool keepRegistrations = true;  // of buffers in UserRanges (GDR_IB_REG_CACHE)
   GdrMode gpuMode = GdrMode::Staged;  // how device send buffers meet the NIC
+  CcConfig cc;                        // maxWindow is set from the credit window
 };
 
 struct IbStats {
@@ -114,6 +116,7 @@ class IbEndpoint final : public Endpoint {
     uint64_t pendingId;
     size_t bytes;
     double occupancy;
+    double sentUs;
   };
   struct Ctrl;
 
@@ -132,6 +135,7 @@ class IbEndpoint final : public Endpoint {
   std::shared_ptr<IbDevice> dev_;
   IbEndpointConfig cfg_;
   ChunkPolicy policy_;
+  std::unique_ptr<PeerCc> cc_;  // bytes in flight and the chunk size it allows
   std::unique_ptr<RegCache> regs_;
   std::unique_ptr<Endpoint> side_;
   ibv_cq* cq_ = nullptr;
