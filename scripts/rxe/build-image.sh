@@ -52,7 +52,7 @@ put_libs() {  # every shared library a binary loads, by ldd (transitive)
 }
 put_bin() { put "$1" "${2:-$1}"; put_libs "$1"; }
 
-for b in /usr/bin/ip /usr/bin/rdma /usr/bin/ibv_devices /usr/bin/ibv_devinfo /usr/bin/ib_write_bw; do put_bin "$b"; done
+for b in /usr/sbin/tc /usr/bin/ip /usr/bin/rdma /usr/bin/ibv_devices /usr/bin/ibv_devinfo /usr/bin/ib_write_bw; do put_bin "$b"; done
 # libibverbs is dlopen'ed by gdrcoll (ldd of our binary does not show it);
 # the rxe provider is dlopen'ed by libibverbs, found through its .driver file.
 put_bin "$(readlink -f /usr/lib/x86_64-linux-gnu/libibverbs.so.1)" /usr/lib/x86_64-linux-gnu/libibverbs.so.1
@@ -68,6 +68,7 @@ done
 put_bin "$BUILD/bin/gdr-rdma-test" /opt/gdr/gdr-rdma-test
 install -m 755 "$ROOTSRC/tests/rdma/run_ranks.sh" "$R/opt/gdr/run_ranks.sh"
 install -m 755 "$HERE/guest-suite.sh" "$R/opt/gdr/suite.sh"
+install -m 755 "$HERE/cc-suite.sh" "$R/opt/gdr/cc-suite.sh"
 install -m 755 "$HERE/init" "$R/init"
 echo "root:x:0:0:root:/root:/bin/sh" > "$R/etc/passwd"
 echo "root:x:0:" > "$R/etc/group"
@@ -75,7 +76,8 @@ echo "root:x:0:" > "$R/etc/group"
 # Kernel modules in load order. crc32_generic must precede rdma_rxe (it
 # allocates the "crc32" hash when a link is added; nothing autoloads here).
 MODS="crypto/crc32_generic net/ipv4/udp_tunnel net/ipv6/ip6_udp_tunnel drivers/infiniband/core/ib_core
-      drivers/infiniband/core/ib_uverbs drivers/infiniband/sw/rxe/rdma_rxe drivers/net/veth"
+      drivers/infiniband/core/ib_uverbs drivers/infiniband/sw/rxe/rdma_rxe drivers/net/veth
+      net/llc/llc net/802/stp net/bridge/bridge net/sched/sch_tbf net/sched/sch_netem"
 KM="$KX/lib/modules/$KVER/kernel"
 : > "$R/etc/gdr-modules"
 for m in $MODS; do

@@ -83,6 +83,9 @@ if [ -z "${GDR_RXE_ONLY:-}" ] || [ "$GDR_RXE_ONLY" = enc_bandwidth ]; then
                    r = (us[b, 0] > 0) ? sprintf("%.2f", us[b, 1] / us[b, 0]) : "-"
                    printf "===== [enc_bandwidth] | %s | %s | %s | %s | %s | %s |\n", b, us[b, 0], us[b, 1], bw[b, 0], bw[b, 1], r } }' /tmp/arbw.txt
 fi
+# Congestion testbed (cc-suite.sh): four hosts on a bridge, one shaped
+# port; GDR_IB_CC off and auto across it, and tc must count the RoCE packets.
+step cc_shaped 300 env GDR_TRANSPORT=ib /opt/gdr/cc-suite.sh quick
 if [ "${GDR_RXE_QUICK:-0}" != 1 ]; then
     step colls_4ranks 300 $R 4 280 $T colls
     step zcopy_4ranks 300 $R 4 280 $T zcopy

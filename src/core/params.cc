@@ -108,6 +108,21 @@ const std::vector<Info> kParams = {
      "Local ACK timeout exponent (4.096 us * 2^n, 20: about 4 s) of the QPs; short ones retransmit "
      "spuriously on loaded hosts."},
     {"GDR_IB_RETRY_CNT", Type::Int, "7", "Transport retries before a QP reports the peer gone."},
+    {"GDR_IB_CC", Type::String, "auto",
+     "Congestion control of each verbs connection: off (only the credits limit bytes in flight), "
+     "fixed (a constant window, GDR_IB_CC_WINDOW), linerate (start at the full window, only "
+     "decrease) or auto (startup, AIMD around the delay target, probe +5%). docs/congestion.md."},
+    {"GDR_IB_CC_TARGET_US", Type::Int, "500",
+     "Congestion control: queueing delay of a chunk (above the base delay of its size) that counts "
+     "as congestion, in microseconds."},
+    {"GDR_IB_CC_INCREASE", Type::Int, "65536",
+     "Congestion control (auto): bytes added to the window per round without congestion."},
+    {"GDR_IB_CC_DECREASE", Type::Int, "70",
+     "Congestion control: percent of the window kept on congestion (at most once per round)."},
+    {"GDR_IB_CC_PROBE_MS", Type::Int, "100",
+     "Congestion control (auto): how often the stable phase tries the window +5%, in ms."},
+    {"GDR_IB_CC_WINDOW", Type::Int, "1048576",
+     "Congestion control (fixed): the window of bytes in flight per connection."},
     {"GDR_IB_REG_CACHE", Type::Bool, "1",
      "Keep NIC registrations of buffers registered with gdrCommRegister or allocated by "
      "gdrMemAlloc "

@@ -7,6 +7,7 @@
 #include "core/params.h"
 #include "transport/ib/gdr_mode.h"
 #include "transport/ib/ib_endpoint.h"
+#include "transport/ib/peer_cc.h"
 
 namespace gdr::transport::ib {
 
@@ -40,6 +41,7 @@ IbEndpointConfig configFromParams(int rank, int peer, GdrMode gpuMode) {
   c.zcopyBytes = static_cast<size_t>(zb);
   c.zcopyChunk = static_cast<size_t>(zc);
   c.gpuMode = gpuMode;
+  c.cc = ccConfigFromParams();
   if (c.qpDepth < 16 || c.maxWr < 1 || c.timeout < 0 || c.timeout > 31 || c.retryCnt < 0 ||
       c.retryCnt > 7 || c.trafficClass < 0 || c.trafficClass > 255 || c.serviceLevel < 0 ||
       c.serviceLevel > 15)

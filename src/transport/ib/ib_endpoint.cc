@@ -104,6 +104,10 @@ IbEndpoint::IbEndpoint(std::shared_ptr<IbDevice> dev, const IbEndpointConfig& cf
   }
 
   slotStride_ = sizeof(ChunkHdr) + std::max(ChunkPolicy::kMax, policy_.chunk());
+  CcConfig cc = cfg_.cc;
+  cc.maxWindow = cfg_.nSlots * (slotStride_ - sizeof(ChunkHdr));
+  cc_ = std::make_unique<PeerCc>(cc, RetryCounters::portDir(dev_->name(), dev_->port()),
+                                 cfg_.myRank, cfg_.peerRank);
   slots_ = static_cast<char*>(pageAlloc(slotStride_ * cfg_.nSlots));
   ctrl_ = static_cast<Ctrl*>(pageAlloc(sizeof(Ctrl) + sizeof(ChunkHdr) * cfg_.nSlots));
   const int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
@@ -268,12 +272,12 @@ void IbEndpoint::connect(const IbConnInfo& r, std::unique_ptr<Endpoint> side) {
   connected_ = true;
   GDR_INFO(kNet,
            "rank %d -> rank %d: ib on %s, %d QP(s) (first %u -> %u), %u slots of %zu bytes, chunk "
-           "%s %zu%s, zero-copy %s",
+           "%s %zu%s, zero-copy %s, cc %s",
            cfg_.myRank, cfg_.peerRank, dev_->name().c_str(), cfg_.nQps, qps_[0]->qp_num, r.qpn[0],
            cfg_.nSlots, slotStride_ - sizeof(ChunkHdr),
            policy_.adaptive() ? "adaptive from" : "fixed", policy_.chunk(),
            cipher_ ? ", AES-256-GCM" : "",
-           zBytes_ ? strprintf("from %zu bytes", zBytes_).c_str() : "off");
+           zBytes_ ? strprintf("from %zu bytes", zBytes_).c_str() : "off", ccModeName(cfg_.cc.mode));
 }
 
 void IbEndpoint::postRecvWr(int q) {
@@ -405,7 +409,9 @@ bool IbEndpoint::pollCq() {
       const ChunkTrack t = it->second;
       track_.erase(it);
       if (cipher_) cipher_->sent(v);
-      policy_.onComplete(t.bytes, nowUs(), t.occupancy);
+      const double now = nowUs();
+      policy_.onComplete(t.bytes, now, t.occupancy);
+      cc_->completed(t.bytes, t.sentUs, now);
       --dataInFlight_;
       if (!pend_.empty()) {
         uint64_t idx = t.pendingId - pend_.front().id;
@@ -426,7 +432,7 @@ bool IbEndpoint::pollCq() {
 void IbEndpoint::sealAhead() {
   while (sealIdx_ < sends_.size() && cipher_->canSeal(sealSeq_)) {
     const SendOp& op = *sends_[sealIdx_];
-    const size_t len = std::min(policy_.chunk(), op.bytes - sealOff_);
+    const size_t len = std::min(cc_->chunk(policy_), op.bytes - sealOff_);
     ChunkHdr h{};
     fillHdr(h, op, sealOff_, len);
     cipher_->seal(sealSeq_++, h, static_cast<const char*>(op.data) + sealOff_,
@@ -473,7 +479,7 @@ bool IbEndpoint::postChunks() {
     size_t len;
     bool payloadFromUser = true;
     if (!cipher_) {
-      len = std::min(policy_.chunk(), op->bytes - op->sent);
+      len = std::min(cc_->chunk(policy_), op->bytes - op->sent);
       ChunkHdr& h = ctrl_->hdrs[slot];
       fillHdr(h, *op, op->sent, len);
       sge[0] = {reinterpret_cast<uintptr_t>(&h), sizeof(ChunkHdr), ctrlMr_->lkey};
@@ -486,6 +492,7 @@ bool IbEndpoint::postChunks() {
                 static_cast<uint32_t>(sizeof(ChunkHdr) + (payloadFromUser ? 0 : len)),
                 ringMr_->lkey};
     }
+    if (!cc_->mayPost(len)) break;  // the congestion window is full
     if (len && payloadFromUser)
       sge[nsge++] = {reinterpret_cast<uintptr_t>(op->data) + op->sent, static_cast<uint32_t>(len),
                      p.reg->reg.lkey};
@@ -517,7 +524,9 @@ void IbEndpoint::postSlotWrite(int q, ibv_sge* sge, int nsge, size_t len, Pendin
   wr.wr.rdma.rkey = remote_.slotsRkey;
   if (int e = ibv_post_send(qps_[q], &wr, &bad))
     failPost("ibv_post_send (RDMA WRITE WITH IMM)", q, e);
-  track_[sseq_] = ChunkTrack{p.id, len, static_cast<double>(inWindow + 1) / cfg_.nSlots};
+  track_[sseq_] = ChunkTrack{p.id, len, static_cast<double>(inWindow + 1) / cfg_.nSlots, nowUs()};
+  cc_->sent(len);
+  cc_->noteChunk(len);
   ++sqUsed_[q];
   ++dataInFlight_;
   ++stats_.chunksSent;
@@ -672,12 +681,13 @@ void IbEndpoint::reset() noexcept {
   pend_.clear();
   track_.clear();
   dropRendezvous();
+  cc_->dropInFlight();
   if (side_) side_->reset();
 }
 
 IbStats IbEndpoint::stats() const {
   IbStats s = stats_;
-  s.chunkBytes = policy_.chunk();
+  s.chunkBytes = cc_->chunk(policy_);
   s.chunkChanges = policy_.changes();
   s.reg = regs_->stats();
   if (rregs_) s.recvReg = rregs_->stats();

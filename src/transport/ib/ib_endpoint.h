@@ -52,6 +52,7 @@
 #include "transport/ib/gdr_mode.h"
 #include "transport/ib/ib_device.h"
 #include "transport/ib/ib_wire.h"
+#include "transport/ib/peer_cc.h"
 #include "transport/ib/reg_cache.h"
 #include "transport/transport.h"
 
@@ -73,6 +74,7 @@ struct IbEndpointConfig {
   GdrMode gpuMode = GdrMode::Staged;  // how device send buffers meet the NIC
   size_t zcopyBytes = 0;              // rendezvous from this size on (0: never)
   size_t zcopyChunk = 512 * 1024;     // bytes per zero-copy write
+  CcConfig cc;                        // maxWindow is set from the credit window
 };
 
 struct IbStats {
@@ -154,6 +156,7 @@ class IbEndpoint final : public Endpoint {
     uint64_t pendingId;
     size_t bytes;
     double occupancy;
+    double sentUs;
   };
   struct Ctrl;
 
@@ -186,6 +189,7 @@ class IbEndpoint final : public Endpoint {
   std::shared_ptr<IbDevice> dev_;
   IbEndpointConfig cfg_;
   ChunkPolicy policy_;
+  std::unique_ptr<PeerCc> cc_;  // bytes in flight and the chunk size it allows
   std::unique_ptr<RegCache> regs_;
   std::unique_ptr<Endpoint> side_;
   ibv_cq* cq_ = nullptr;
