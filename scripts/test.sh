@@ -5,7 +5,8 @@
 # hosts as network namespaces under mpirun, and a real one-node Slurm,
 # scripts/cluster/) and the RDMA tests (label rdma: real verbs over Soft-RoCE
 # in a QEMU VM, scripts/rxe/), then the unit tests again under
-# AddressSanitizer + UndefinedBehaviorSanitizer. GPU tests (label gpu) skip
+# AddressSanitizer + UndefinedBehaviorSanitizer, and a random soak under
+# ThreadSanitizer. GPU tests (label gpu) skip
 # themselves where there is no CUDA device.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +27,15 @@ ninja -C build-asan -j"${GDR_BUILD_JOBS:-2}" gdr-unit gdr-topo
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # The gdr-unit binary itself (its CTest siblings need binaries this build skips).
 build-asan/bin/gdr-unit --gtest_brief=1
+
+# ThreadSanitizer: the random soak (tests/soak/soak.cc: 10,000 collectives
+# at np 3, groups across two communicators, a sealed socket communicator,
+# status reports while it runs), in a build of only what it needs. Any
+# report ends the rank that sees it with exit code 66, which fails the run.
+cmake -S . -B build-tsan -G Ninja -DGDR_SANITIZE=thread -DGDR_ENABLE_CUDA=OFF \
+  -DGDR_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+ninja -C build-tsan -j"${GDR_BUILD_JOBS:-2}" gdr-soak
+TSAN_OPTIONS=halt_on_error=1:exitcode=66 build-tsan/bin/gdr-soak --ops 10000
 
 # libFuzzer targets (issue 8, tests/fuzz): built with clang into build-fuzz,
 # each run GDR_FUZZ_SECONDS (default 20) over its seed corpus; fails on a finding.

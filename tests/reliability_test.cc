@@ -138,6 +138,34 @@ TEST(Reliability, ChunkBytesThatDifferAcrossRanksFailEveryRanksInit) {
   everyInitFails("GDR_CHUNK_BYTES", "64");
 }
 
+// GDR_TUNING_FILE joins the vote by content: one rank with a table the
+// others lack fails every rank's init; the same table under two paths is
+// the same configuration.
+TEST(Reliability, TuningFileThatDiffersAcrossRanksFailsEveryRanksInit) {
+  char a[] = "/tmp/gdr-tuning-a-XXXXXX", b[] = "/tmp/gdr-tuning-b-XXXXXX";
+  const int fa = mkstemp(a), fb = mkstemp(b);
+  ASSERT_TRUE(fa >= 0 && fb >= 0);
+  const std::string table = "allreduce 1 64 1048576 ring\n";
+  ASSERT_EQ(write(fa, table.data(), table.size()), (ssize_t)table.size());
+  ASSERT_EQ(write(fb, table.data(), table.size()), (ssize_t)table.size());
+  close(fa);
+  close(fb);
+  everyInitFails("GDR_TUNING_FILE", a);
+  const std::string pa = a, pb = b;
+  auto exits = runRanks(
+      3,
+      [](int, int, gdrComm_t comm) {
+        int x = 1;
+        return gdrAllReduce(&x, &x, 1, gdrInt32, gdrSum, comm, nullptr) == gdrSuccess && x == 3 ? 0
+                                                                                                : 1;
+      },
+      {{"GDR_TIMEOUT_MS", "30000"}}, 60,
+      [pa, pb](int rank) { setenv("GDR_TUNING_FILE", rank == 1 ? pb.c_str() : pa.c_str(), 1); });
+  expectAllOk(exits);
+  unlink(a);
+  unlink(b);
+}
+
 // GDR_ALGO is read once per communicator: changing it between calls (on
 // one rank) changes nothing, so an in-place reduce stays right.
 TEST(Reliability, GdrAlgoChangedBetweenCallsIsIgnored) {

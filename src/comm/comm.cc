@@ -48,6 +48,8 @@ void Communicator::parseConfig() {
     throw InvalidArgument("GDR_TRANSPORT=" + cfg_.transport + " is not one of auto, shm, socket, ib");
   cfg_.algo = param::getString("GDR_ALGO");
   coll::checkAlgoSpec(cfg_.algo);
+  cfg_.tuningFile = param::getString("GDR_TUNING_FILE");
+  cfg_.tuningHash = tuningFileHash(cfg_.tuningFile);
   const int64_t slotBytes = param::getInt("GDR_SHM_SLOT_BYTES"), slots = param::getInt("GDR_SHM_SLOTS");
   if (slotBytes < 64 || slotBytes > (64 << 20) || slotBytes % 64 || slots < 2 || slots > 4096 || (slots & (slots - 1)))
     throw InvalidArgument(
@@ -63,7 +65,9 @@ void Communicator::start(std::unique_ptr<boot::Bootstrap> boot) {
   rank_ = boot_->rank();
   size_ = boot_->size();
   log::setContext(rank_, device_);
-  agreeOnConfig(*boot_, makeConfigVote(configCode_, configError_, cfg_.checkMismatch, cfg_.chunkBytes, cfg_.algo));
+  agreeOnConfig(*boot_,
+                makeConfigVote(configCode_, configError_, cfg_.checkMismatch, cfg_.chunkBytes,
+                               cfg_.algo, cfg_.tuningFile, cfg_.tuningHash));
   connect();
   recovery_ = std::make_unique<RecoveryChannel>(*boot_, rank_, size_);
   boot_->setUpDone();

@@ -34,6 +34,8 @@ struct CommConfig {
   int64_t chunkBytes = 0;  // GDR_CHUNK_BYTES: schedules' pipelining unit (0: none)
   std::string transport = "auto";  // auto, shm, socket, ib
   std::string algo;                // GDR_ALGO, frozen at init (every rank's agree)
+  std::string tuningFile;          // GDR_TUNING_FILE, and a hash of its content (agreed too)
+  uint64_t tuningHash = 0;
   size_t shmSlotBytes = 0, shmSlots = 0;
   FaultSpec fault;  // GDR_FAULT (tests)
 };

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <vector>
 
 #include "core/error.h"
@@ -22,14 +24,26 @@ std::string shown(const char* field, size_t size) {
 
 }  // namespace
 
+uint64_t tuningFileHash(const std::string& path) {
+  if (path.empty()) return fnv1a("");
+  std::ifstream f(path);
+  GDR_CHECK_ARG(f.good(), "GDR_TUNING_FILE: cannot read %s", path.c_str());
+  std::stringstream text;
+  text << f.rdbuf();
+  return fnv1a(text.str());
+}
+
 ConfigVote makeConfigVote(gdrResult_t failed, const std::string& error, int checkMismatch,
-                          int64_t chunkBytes, const std::string& algo) {
+                          int64_t chunkBytes, const std::string& algo,
+                          const std::string& tuningFile, uint64_t tuningHash) {
   ConfigVote v;
   v.failed = failed;
   v.checkMismatch = checkMismatch;
   v.chunkBytes = chunkBytes;
   v.algoHash = fnv1a(algo);
   std::snprintf(v.algo, sizeof(v.algo), "%s", algo.c_str());
+  v.tuningHash = tuningHash;
+  std::snprintf(v.tuning, sizeof(v.tuning), "%s", tuningFile.c_str());
   std::snprintf(v.error, sizeof(v.error), "%s", error.c_str());
   return v;
 }
@@ -56,6 +70,17 @@ void agreeOnConfig(boot::Bootstrap& boot, const ConfigVote& mine) {
       throw InvalidUsage(strprintf(
           "GDR_ALGO differs across ranks: rank 0 has '%s', rank %d has '%s'",
           shown(ref.algo, sizeof(ref.algo)).c_str(), r, shown(v.algo, sizeof(v.algo)).c_str()));
+    if (v.tuningHash != ref.tuningHash) {
+      auto named = [](const ConfigVote& x) {
+        const std::string p = shown(x.tuning, sizeof(x.tuning));
+        return p.empty() ? std::string("none")
+                         : strprintf("'%s' (content hash %016llx)", p.c_str(),
+                                     (unsigned long long)x.tuningHash);
+      };
+      throw InvalidUsage(
+          strprintf("GDR_TUNING_FILE differs across ranks: rank 0 has %s, rank %d has %s",
+                    named(ref).c_str(), r, named(v).c_str()));
+    }
     if (v.chunkBytes != ref.chunkBytes)
       throw InvalidUsage(
           strprintf("GDR_CHUNK_BYTES differs across ranks: rank 0 has %lld, rank %d has %lld",

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -223,8 +224,18 @@ void writerLoop(int pipeR) {
   }
 }
 
+// A fork while the writer thread holds the lock would leave the child's
+// copy locked forever: the lock is taken across fork.
+void lockForFork() { reporter().mu.lock(); }
+void unlockAfterFork() { reporter().mu.unlock(); }
+
 // Under r.mu, in a process without a writer thread yet.
 void startWriter(Reporter& r) {
+  static bool forkSafe = false;  // pthread_atfork handlers stay registered in children
+  if (!forkSafe) {
+    pthread_atfork(lockForFork, unlockAfterFork, unlockAfterFork);
+    forkSafe = true;
+  }
   if (r.pipeR >= 0) {  // the parent's, inherited through fork
     close(r.pipeR);
     close(r.pipeW);
