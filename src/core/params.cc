@@ -96,7 +96,8 @@ const std::vector<Info> kParams = {
      "Bytes per RDMA write of a zero-copy message (a multiple of 4096)."},
     {"GDR_IB_PROVIDER", Type::String, "",
      "Verbs provider: empty for libibverbs, softnic for the software NIC (a test device that "
-     "carries out RDMA writes with memcpy/cudaMemcpy between the endpoints of one process)."},
+     "carries out RDMA writes itself: memcpy/cudaMemcpy within a process, process_vm_writev "
+     "between processes of one host)."},
     {"GDR_SOFTNIC_FAIL_WRITE", Type::Int, "0",
      "Software NIC only: the N-th RDMA write of the process fails (0: none)."},
     {"GDR_SOFTNIC_DELAY_US", Type::Int, "0",

@@ -231,6 +231,7 @@ void IbEndpoint::dropRendezvous() noexcept {
   for (ZRecv& z : zrecvs_)
     if (z.reg) rregs_->release(z.reg);
   zrecvs_.clear();
+  rDone_ = rTicket_;  // their mailbox slots are not waited for again
   scanned_ = 0;
 }
 
