@@ -60,9 +60,8 @@ class Runner {
 
   void run() {
     const FaultSpec& fault = comm_.config().fault;
-    const size_t faultAt = fault.active() && fault.rank == comm_.rank() && fault.op == sig_.seq
-                               ? faultStep(fault)
-                               : sched_.steps.size();
+    const size_t faultAt =
+        fault.armedFor(comm_.rank(), sig_.seq) ? faultStep(fault) : sched_.steps.size();
     for (stepIdx_ = 0; stepIdx_ < sched_.steps.size(); ++stepIdx_) {
       const Step& st = sched_.steps[stepIdx_];
       comm_.status().step(stepIdx_, local(st) ? -1 : peer(st), static_cast<uint8_t>(st.kind));
@@ -287,7 +286,7 @@ void execute(Communicator& comm, const Schedule& sched, const HostBuffers& bufs,
              const transport::OpSig& sig, const int* peerOf) {
   // A GDR_FAULT armed for this call takes the runner, where its hook is.
   const FaultSpec& f = comm.config().fault;
-  const bool faultHere = f.active() && f.rank == comm.rank() && f.op == sig.seq;
+  const bool faultHere = f.armedFor(comm.rank(), sig.seq);
   status::StatusBoard& board = comm.status();
   board.begin(sig, sched.steps.size());
   try {

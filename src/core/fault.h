@@ -26,6 +26,9 @@ struct FaultSpec {
   int64_t step = 0;  // 1-based; kFirst/kMiddle/kLast resolve against the schedule
   static constexpr int64_t kFirst = -1, kMiddle = -2, kLast = -3;
   bool active() const { return kind != FaultKind::None; }
+  // True when the spec names this rank's operation `seq` (the collective's
+  // sequence number on the communicator).
+  bool armedFor(int myRank, uint64_t seq) const { return active() && rank == myRank && op == seq; }
   // The 0-based step index this spec names in a schedule of `steps` steps.
   size_t stepIndex(size_t steps) const;
 };
