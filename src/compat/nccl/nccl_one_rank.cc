@@ -24,17 +24,15 @@ bool oneRankCopy(const char* fn, ncclComm_t comm, const void* src, void* dst, si
   size_t bytes = 0;
   if (__builtin_mul_overflow(count, typeBytes(type), &bytes)) return false;
   if (bytes && (!src || !dst)) return false;
+  // A failed or revoked communicator takes the full path, which reports why.
+  if (comm->initState.load() != ncclSuccess || !comm->initJoined.load(std::memory_order_acquire)) return false;
+  gdrResult_t async = gdrSuccess;
+  if (gdrCommGetAsyncError(comm->gdr, &async) != gdrSuccess || async != gdrSuccess) return false;
   *result = guard(fn, comm, [&]() -> ncclResult_t {
-    Comm& c = readyComm(comm);
-    gdrResult_t async = gdrSuccess;
-    if (gdrCommGetAsyncError(c.gdr, &async) != gdrSuccess || async != gdrSuccess)
-      throw GdrCallError(async,
-                         std::string("the communicator failed earlier: ") + gdrGetLastError(c.gdr));
     if (bytes && src != dst) {
       const cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream);
       if (e != cudaSuccess)
-        throw Error(gdrCudaError,
-                    strprintf("cudaMemcpyAsync (one rank) failed: %s", cudaGetErrorString(e)));
+        throw Error(gdrCudaError, strprintf("cudaMemcpyAsync (one rank) failed: %s", cudaGetErrorString(e)));
     }
     return ncclSuccess;
   });
