@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <thread>
 #include <vector>
 
@@ -285,49 +286,78 @@ void StatusBoard::identify(int rank, int size, const std::string& commId) {
   rank_ = rank;
   size_ = size;
   commId_ = commId;
+  on_ = enabled();
+}
+
+// Per call: a coarse clock (a few ns, ms resolution), enough for a report
+// of what is stuck and for how long.
+int64_t coarseNowNs() noexcept {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+  return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
 }
 
 void StatusBoard::begin(const transport::OpSig& sig, size_t steps) noexcept {
-  std::lock_guard<std::mutex> g(mu_);
-  cur_.sig = sig;
-  cur_.steps = static_cast<uint32_t>(steps);
-  cur_.startNs = nowNs();
-  inFlight_ = true;
+  if (!on_) return;
+  const uint64_t s = seq_.load(std::memory_order_relaxed);
+  seq_.store(s + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  st_.cur.sig = sig;
+  st_.cur.steps = static_cast<uint32_t>(steps);
+  st_.cur.startNs = coarseNowNs();
+  st_.inFlight = true;
   step(0, -1, 0);
   waitEnded();
+  seq_.store(s + 2, std::memory_order_release);
 }
 
 void StatusBoard::waitBegan() noexcept { waitSinceNs_.store(nowNs(), std::memory_order_relaxed); }
 
 void StatusBoard::end(bool ok) noexcept {
-  std::lock_guard<std::mutex> g(mu_);
-  if (!inFlight_) return;
-  cur_.endNs = nowNs();
-  cur_.ok = ok;
-  done_[nDone_++ % kHistory] = cur_;
-  inFlight_ = false;
+  if (!st_.inFlight) return;
+  const uint64_t s = seq_.load(std::memory_order_relaxed);
+  seq_.store(s + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  st_.cur.endNs = coarseNowNs();
+  st_.cur.ok = ok;
+  st_.done[st_.nDone++ % kHistory] = st_.cur;
+  st_.inFlight = false;
+  seq_.store(s + 2, std::memory_order_release);
+}
+
+StatusBoard::State StatusBoard::snapshot() const noexcept {
+  State copy;
+  for (int attempt = 0; attempt < 10000; ++attempt) {
+    const uint64_t a = seq_.load(std::memory_order_acquire);
+    if (a & 1) continue;
+    copy = st_;
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (seq_.load(std::memory_order_relaxed) == a) break;
+  }
+  return copy;  // a writer stuck mid-update (never expected) leaves the last copy
 }
 
 std::string StatusBoard::text(int64_t now) const {
   std::lock_guard<std::mutex> g(mu_);
+  const State st = snapshot();
   std::string out = strprintf("comm id=%s rank=%d size=%d\n", commId_.c_str(), rank_, size_);
   auto fields = [](const OpRecord& o) {
     return strprintf("seq=%llu coll=%s dtype=%s op=%s count=%llu", (unsigned long long)o.sig.seq,
                      collOf(o.sig), typeOf(o.sig), opOf(o.sig), (unsigned long long)o.sig.count);
   };
-  if (inFlight_) {
+  if (st.inFlight) {
     const uint8_t kind = kind_.load(std::memory_order_relaxed);
     const int64_t since = waitSinceNs_.load(std::memory_order_relaxed);
     out +=
         strprintf("inflight %s step=%u steps=%u kind=%s peer=%d elapsed_ms=%.1f waiting_ms=%.1f\n",
-                  fields(cur_).c_str(), step_.load(std::memory_order_relaxed) + 1, cur_.steps,
-                  stepKindName(kind), peer_.load(std::memory_order_relaxed), ms(now - cur_.startNs),
+                  fields(st.cur).c_str(), step_.load(std::memory_order_relaxed) + 1, st.cur.steps,
+                  stepKindName(kind), peer_.load(std::memory_order_relaxed), ms(now - st.cur.startNs),
                   since ? ms(now - since) : -1.0);
   } else {
     out += "idle\n";
   }
-  for (uint64_t i = 0; i < std::min<uint64_t>(nDone_, kHistory); ++i) {
-    const OpRecord& o = done_[(nDone_ - 1 - i) % kHistory];
+  for (uint64_t i = 0; i < std::min<uint64_t>(st.nDone, kHistory); ++i) {
+    const OpRecord& o = st.done[(st.nDone - 1 - i) % kHistory];
     out += strprintf("done %s ms=%.3f result=%s\n", fields(o).c_str(), ms(o.endNs - o.startNs),
                      o.ok ? "ok" : "failed");
   }
@@ -336,6 +366,7 @@ std::string StatusBoard::text(int64_t now) const {
 
 std::string StatusBoard::json(int64_t now) const {
   std::lock_guard<std::mutex> g(mu_);
+  const State st = snapshot();
   auto fields = [](const OpRecord& o) {
     return strprintf("\"seq\":%llu,\"coll\":\"%s\",\"dtype\":\"%s\",\"op\":\"%s\",\"count\":%llu",
                      (unsigned long long)o.sig.seq, collOf(o.sig), typeOf(o.sig), opOf(o.sig),
@@ -344,20 +375,20 @@ std::string StatusBoard::json(int64_t now) const {
   std::string out =
       strprintf("{\"id\":\"%s\",\"rank\":%d,\"size\":%d,\"in_flight\":", escape(commId_).c_str(),
                 rank_, size_);
-  if (inFlight_) {
+  if (st.inFlight) {
     const int64_t since = waitSinceNs_.load(std::memory_order_relaxed);
     out += strprintf(
         "{%s,\"step\":%u,\"steps\":%u,\"kind\":\"%s\",\"peer\":%d,\"elapsed_ms\":%.1f,\"waiting_"
         "ms\":%.1f}",
-        fields(cur_).c_str(), step_.load(std::memory_order_relaxed) + 1, cur_.steps,
+        fields(st.cur).c_str(), step_.load(std::memory_order_relaxed) + 1, st.cur.steps,
         stepKindName(kind_.load(std::memory_order_relaxed)), peer_.load(std::memory_order_relaxed),
-        ms(now - cur_.startNs), since ? ms(now - since) : -1.0);
+        ms(now - st.cur.startNs), since ? ms(now - since) : -1.0);
   } else {
     out += "null";
   }
   out += ",\"completed\":[";
-  for (uint64_t i = 0; i < std::min<uint64_t>(nDone_, kHistory); ++i) {
-    const OpRecord& o = done_[(nDone_ - 1 - i) % kHistory];
+  for (uint64_t i = 0; i < std::min<uint64_t>(st.nDone, kHistory); ++i) {
+    const OpRecord& o = st.done[(st.nDone - 1 - i) % kHistory];
     out += strprintf("%s{%s,\"ms\":%.3f,\"ok\":%s}", i ? "," : "", fields(o).c_str(),
                      ms(o.endNs - o.startNs), o.ok ? "true" : "false");
   }

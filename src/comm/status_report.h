@@ -60,10 +60,20 @@ class StatusBoard {
   mutable std::mutex mu_;
   int rank_ = 0, size_ = 0;
   std::string commId_;
-  bool inFlight_ = false;
-  OpRecord cur_;
-  OpRecord done_[kHistory];
-  uint64_t nDone_ = 0;
+  // What begin/end write, on every collective: only the thread running the
+  // communicator's calls writes it, without a lock or a locked instruction
+  // (a seqlock: seq_ is odd while it writes); a report copies it and
+  // retries if it raced a write.
+  struct State {
+    bool inFlight = false;
+    OpRecord cur;
+    OpRecord done[kHistory];
+    uint64_t nDone = 0;
+  };
+  State snapshot() const noexcept;
+  bool on_ = false;  // GDR_STATUS: set by identify(); off, begin/end do nothing
+  std::atomic<uint64_t> seq_{0};
+  State st_;
   std::atomic<uint32_t> step_{0};
   std::atomic<int> peer_{-1};
   std::atomic<uint8_t> kind_{0};
