@@ -561,6 +561,32 @@ int runKill(gdrComm_t comm) {
   return ok ? 0 : 1;
 }
 
+// GDR_FAULT (set by the caller, aimed at rank 1, op 3: this mode's second
+// call; op 1 is the driver's set-up barrier) over this transport:
+// every other rank fails within 2 x GDR_TIMEOUT_MS naming rank 1 and the
+// step; the faulty rank's own first call succeeds.
+int runFault(gdrComm_t comm) {
+  const size_t n = 1 << 16;  // 256 KiB of int32: the zero-copy threshold
+  std::vector<int32_t> in(n, 1), out(n);
+  gdrResult_t r = gdrAllReduce(in.data(), out.data(), n, gdrInt32, gdrSum, comm, nullptr);
+  if (gRank == 1 && r != gdrSuccess) {
+    std::fprintf(stderr, "[rank 1] fault: the call before the fault failed: %s\n", gdrGetLastError(comm));
+    return 1;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 3 && r == gdrSuccess; ++i)
+    r = gdrAllReduce(in.data(), out.data(), n, gdrInt32, gdrSum, comm, nullptr);
+  if (r == gdrSuccess) r = gdrBarrier(comm, nullptr);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const std::string e = gdrGetLastError(comm);
+  std::printf("[rank %d] fault %s: %s after %.0f ms: %s\n", gRank, std::getenv("GDR_FAULT"), gdrGetErrorString(r),
+              ms, e.c_str());
+  const bool ok = gRank == 1 || (r != gdrSuccess && ms < 2.0 * envInt("GDR_TIMEOUT_MS", 300000) &&
+                                 e.find("rank 1") != std::string::npos && e.find("step") != std::string::npos);
+  gdrCommAbort(comm);
+  return ok ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -605,6 +631,8 @@ int main(int argc, char** argv) {
     runZcopy(comm);
   else if (mode == "kill")
     rc = runKill(comm);
+  else if (mode == "fault")
+    rc = runFault(comm);
   else if (mode == "bw")
     runBandwidth(comm);
   else if (mode == "mismatch")
@@ -624,7 +652,7 @@ int main(int argc, char** argv) {
   double runS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   // Destroy is not collective: without a barrier a rank that finished first
   // closes its connections while others still wait on third ranks.
-  if (mode != "kill" && mode != "mismatch" && mode != "badkey" && mode != "tamper" &&
+  if (mode != "kill" && mode != "fault" && mode != "mismatch" && mode != "badkey" && mode != "tamper" &&
       mode != "presealed") {
     CHECK_OK(gdrBarrier(comm, nullptr));
     // The socket transport treats a peer's closed connection as its death

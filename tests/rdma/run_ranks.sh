@@ -2,7 +2,8 @@
 # run_ranks.sh NRANKS TIMEOUT_S BINARY MODE
 # Starts NRANKS processes of BINARY (gdr-rdma-test) with a shared unique-id
 # file, each under `timeout`, prints their output, and exits 0 only if every
-# rank did. Mode "kill": the last rank kills itself, so only the others count.
+# rank did. Mode "kill": the last rank kills itself, so only the others count;
+# mode "fault": rank 1 is GDR_FAULT's (it may die), so its status does not.
 # RANK_HCAS="rxe0 rxe1": rank i gets GDR_IB_HCA = word (i mod count).
 # RANK_HOSTS="a b": rank i gets GDR_HOST_ID = word (i mod count), so ranks of
 # one machine count as ranks of different hosts (transport auto picks ib/socket).
@@ -39,6 +40,8 @@ while [ $i -lt "$N" ]; do
     sed "s/^/  r$i| /" "$D/out.$i"
     if [ "$MODE" = kill ] && [ $i -eq $((N - 1)) ]; then
         echo "  rank $i (killed on purpose) rc=$rc"
+    elif [ "$MODE" = fault ] && [ $i -eq 1 ] && [ $rc -ne 0 ]; then
+        echo "  rank $i (GDR_FAULT's rank) rc=$rc"
     elif [ $rc -ne 0 ]; then
         echo "  rank $i rc=$rc"; fails=$((fails + 1))
     fi
