@@ -297,8 +297,19 @@ int64_t coarseNowNs() noexcept {
   return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
 }
 
+// A seqlock's reader copies plain data while the writer may write it: racy
+// in C++'s memory model (as every seqlock over plain data), harmless here
+// (the copy is retried). ThreadSanitizer builds take the lock on both sides
+// instead, so that the soak checks everything else.
+#if defined(__SANITIZE_THREAD__)
+#define GDR_BOARD_WRITER_LOCK std::lock_guard<std::mutex> writerLock(mu_)
+#else
+#define GDR_BOARD_WRITER_LOCK (void)0
+#endif
+
 void StatusBoard::begin(const transport::OpSig& sig, size_t steps) noexcept {
   if (!on_) return;
+  GDR_BOARD_WRITER_LOCK;
   const uint64_t s = seq_.load(std::memory_order_relaxed);
   seq_.store(s + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
@@ -314,6 +325,7 @@ void StatusBoard::begin(const transport::OpSig& sig, size_t steps) noexcept {
 void StatusBoard::waitBegan() noexcept { waitSinceNs_.store(nowNs(), std::memory_order_relaxed); }
 
 void StatusBoard::end(bool ok) noexcept {
+  GDR_BOARD_WRITER_LOCK;
   if (!st_.inFlight) return;
   const uint64_t s = seq_.load(std::memory_order_relaxed);
   seq_.store(s + 1, std::memory_order_relaxed);
