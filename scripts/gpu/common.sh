@@ -45,3 +45,22 @@ bench_staged() {
   note "bench $name rc=$?"
   cat "$O/bench-$name.txt" >>"$O/bench.log"
 }
+
+# onerank_interleaved RUNS OURS: the one-rank out-of-place nccl-api-bench,
+# real NCCL and ours (the libnccl.so.2 at OURS) interleaved RUNS times, one
+# process each (two processes of one binary differ by up to 25 % here), then
+# the medians per size (scripts/gpu/onerank_medians.py) into the summary.
+onerank_interleaved() {
+  local run coll lib envs
+  for run in $(seq "$1"); do
+    for coll in alltoall reducescatter allreduce allgather; do
+      for lib in real ours; do
+        envs=(); [ $lib = ours ] && envs=(-x LD_PRELOAD="$2")
+        rm -f "$O/id"
+        timeout 60 $MPI 1 "${envs[@]}" "$B/bin/nccl-api-bench" $coll --min 512K --max 16M --mode env \
+          --id-file "$O/id" --inplace 0 >"$O/onerank-$coll-$lib-$run.txt" 2>&1
+      done
+    done
+  done
+  python3 scripts/gpu/onerank_medians.py "$O" | tee -a "$O/summary.txt"
+}

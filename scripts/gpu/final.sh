@@ -22,34 +22,8 @@ for t in gdr-nccl-api-test gdr-nccl-api-test-sysheader; do
   LD_LIBRARY_PATH="$(dirname "$OURS")" timeout 90 "$B/bin/$t" 2 nccl-compat >"$O/$t-np2.log" 2>&1
   note "$t np2 rc=$?: $(tail -1 "$O/$t-np2.log")"
 done
-for run in $(seq ${RUNS:-5}); do
-  for coll in alltoall reducescatter allreduce allgather; do
-    for lib in real ours; do
-      envs=(); [ $lib = ours ] && envs=(-x LD_PRELOAD="$OURS")
-      rm -f "$O/id"
-      timeout 60 $MPI 1 "${envs[@]}" "$B/bin/nccl-api-bench" $coll --min 512K --max 16M --mode env \
-        --id-file "$O/id" --inplace 0 >"$O/onerank-$coll-$lib-$run.txt" 2>&1
-    done
-  done
-done
-python3 - "$O" <<'PY' | tee -a "$O/summary.txt"
-import glob, statistics, sys, re
-o = sys.argv[1]
-for coll in ["alltoall", "reducescatter", "allreduce", "allgather"]:
-    t = {}
-    for lib in ["real", "ours"]:
-        for f in glob.glob(f"{o}/onerank-{coll}-{lib}-*.txt"):
-            for l in open(f):
-                x = l.split()
-                if len(x) > 3 and x[0].isdigit():
-                    t.setdefault((int(x[0]), lib), []).append(float(x[2]))
-    print(f"one rank {coll}: size, real median us, ours median us, real/ours (runs)")
-    for s in sorted({k[0] for k in t}):
-        r, u = t.get((s, "real"), []), t.get((s, "ours"), [])
-        if r and u:
-            mr, mu = statistics.median(r), statistics.median(u)
-            print(f"  {s:>9} {mr:7.2f} {mu:7.2f} {mr / mu:5.2f}x ({len(r)}/{len(u)})")
-PY
+onerank_interleaved "${RUNS:-5}" "$OURS"
+python3 scripts/gpu/onerank_medians.py "$O" | tee -a "$O/summary.txt"
 if [ "$(left)" -gt 200 ]; then
   GDR_TIMEOUT_MS=20000 OUT="$O/mixed" OLD_SRC=${OLD_SRC:-old-src} timeout $(( $(left) - 170 )) \
     bash scripts/gpu/mixed-group.sh >"$O/mixed-group.txt" 2>&1

@@ -10,10 +10,9 @@ namespace gdr {
 
 #if GDR_HAVE_CUDA
 
-namespace {
 // Asked once: on a host without a device every runtime call fails, and a
 // failed call per communicator or operation is wasted time.
-bool anyDevice() {
+bool anyCudaDevice() {
   static const bool any = [] {
     int n = 0;
     const bool ok = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
@@ -22,10 +21,9 @@ bool anyDevice() {
   }();
   return any;
 }
-}  // namespace
 
 int currentCudaDevice() {
-  if (!anyDevice()) return -1;
+  if (!anyCudaDevice()) return -1;
   int dev = -1;
   if (cudaGetDevice(&dev) != cudaSuccess) {
     cudaGetLastError();
@@ -66,6 +64,7 @@ ScopedDevice::~ScopedDevice() {
 void checkCuda(int rc, const char* what) {
   if (rc != 0) throw Error(gdrCudaError, strprintf("%s: CUDA error %d", what, rc));
 }
+bool anyCudaDevice() { return false; }
 int currentCudaDevice() { return -1; }
 void setCudaDevice(int) {}
 ScopedDevice::ScopedDevice(int) {}

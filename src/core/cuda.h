@@ -8,6 +8,9 @@
 
 namespace gdr {
 
+// Whether this process sees a usable CUDA device (asked once).
+bool anyCudaDevice();
+
 // The calling thread's current CUDA device, or -1 without a usable device.
 int currentCudaDevice();
 // Makes `device` current on this thread (nothing for -1); throws on failure.

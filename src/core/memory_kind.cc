@@ -1,5 +1,7 @@
 #include "core/memory_kind.h"
 
+#include "core/cuda.h"
+
 #if GDR_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
@@ -11,13 +13,7 @@ MemKind memoryKind(const void* p) {
   if (!p) return MemKind::Host;
   // Without a usable device every pointer is host memory; asking the
   // runtime about each pointer would cost a failed call every time.
-  static const bool anyDevice = [] {
-    int n = 0;
-    bool ok = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-    cudaGetLastError();
-    return ok;
-  }();
-  if (!anyDevice) return MemKind::Host;
+  if (!anyCudaDevice()) return MemKind::Host;
   cudaPointerAttributes a{};
   cudaError_t rc = cudaPointerGetAttributes(&a, p);
   if (rc != cudaSuccess) {

@@ -1,7 +1,8 @@
 // Internals of the NCCL-compatible library: the communicator wrapper, result
 // and type translation, and the one place errors become ncclResult_t.
 // Everything here calls the public gdr* API; nothing reaches below it except
-// core/log (logging) and core/params (the typed variable registry).
+// core (logging, the typed variable registry, errors, CUDA helpers) and the
+// device kernels (PreMulSum's scaling, the one-rank copy).
 #pragma once
 
 #include <atomic>

@@ -1,9 +1,10 @@
 #include "compat/nccl/nccl_one_rank.h"
 
 #include "compat/nccl/nccl_group.h"
+#include "core/cuda.h"
 
 #if GDR_HAVE_CUDA
-#include <cuda_runtime_api.h>
+#include "device/device_copy.h"
 #endif
 
 namespace gdr::nccl {
@@ -12,13 +13,7 @@ bool oneRankCopy(const char* fn, ncclComm_t comm, const void* src, void* dst, si
                  ncclDataType_t type, cudaStream_t stream, ncclResult_t* result) {
 #if GDR_HAVE_CUDA
   // Without a usable device the copy is the host path's (host buffers).
-  static const bool anyDevice = [] {
-    int n = 0;
-    const bool ok = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-    cudaGetLastError();
-    return ok;
-  }();
-  if (!anyDevice || !comm || comm->magic != kCommMagic || comm->nranks != 1 || groupActive()) return false;
+  if (!anyCudaDevice() || !comm || comm->magic != kCommMagic || comm->nranks != 1 || groupActive()) return false;
   const int t = static_cast<int>(type);
   if (t < 0 || t >= static_cast<int>(ncclNumTypes)) return false;
   size_t bytes = 0;
@@ -30,9 +25,7 @@ bool oneRankCopy(const char* fn, ncclComm_t comm, const void* src, void* dst, si
   if (gdrCommGetAsyncError(comm->gdr, &async) != gdrSuccess || async != gdrSuccess) return false;
   *result = guard(fn, comm, [&]() -> ncclResult_t {
     if (bytes && src != dst) {
-      const cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream);
-      if (e != cudaSuccess)
-        throw Error(gdrCudaError, strprintf("cudaMemcpyAsync (one rank) failed: %s", cudaGetErrorString(e)));
+      checkCuda(dev::copyOnStream(dst, src, bytes, comm->cudaDev, stream), "the one-rank copy");
     }
     return ncclSuccess;
   });

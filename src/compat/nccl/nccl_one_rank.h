@@ -2,9 +2,11 @@
 // The NCCL face issues it directly instead of going through the gdr* call
 // (argument checks twice, pointer queries, device guards), because with one
 // rank the host time per call is the whole cost: cudaMemcpyAsync alone takes
-// 4-5 us of host time on the H200 machine, and NCCL adds about 0.2 us to it
-// (bench/results/compat.md). cudaMemcpyDefault lets the driver tell host
-// from device memory, so no pointer query is needed.
+// 4-5 us of host time on the H200 machine, and NCCL adds 0.2-0.9 us to it
+// (bench/results/compat.md). The copy is device/device_copy's: a kernel
+// where both buffers are the communicator's device memory (cheaper to issue
+// than the copy engine, and what NCCL does for its own one-rank all-to-all),
+// else cudaMemcpyAsync.
 #pragma once
 
 #include <cstddef>
