@@ -65,7 +65,7 @@ NGPU=$(nvidia-smi -L 2>/dev/null | wc -l)
 
 # ---- 1. build --------------------------------------------------------------
 TARGETS="gdr_nccl gdrcoll gdr-nccl-api-test gdr-nccl-api-test-sysheader gdr-nccl-gpu-test gdr-nccl-gpu-test-ours
-  nccl-api-bench gdr-gpu-test gdr-gpu-multidev-test gdr-gpu-staged-check"
+  nccl-api-bench gdr-gpu-test gdr-gpu-multidev-test gdr-gpu-staged-check gdr-gpu-device-copy-test"
 step build 330 bash -c "cmake -S . -B '$B' -G Ninja -DGDR_ENABLE_IB=OFF -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CUDA_ARCHITECTURES=90 && ninja -C '$B' -j16 $(echo $TARGETS)" ||
   { tail -30 "$(log build)"; cat "$ROWS"; exit 1; }
@@ -153,6 +153,16 @@ verdicts() {
   done
 }
 verdicts | tee "$O/bench-verdicts.txt"
+# The same comparison in one process (scripts/gpu/onerank_ab.cc: both
+# libraries loaded side by side, alternated batch by batch), free of the
+# 25 % that separates two processes of one binary on this machine.
+REAL=$(ldconfig -p | awk '/libnccl.so.2 / {print $NF; exit}')
+step "one-rank copy checks" 60 "$B/bin/gdr-gpu-device-copy-test"
+step "one-process A/B build" 60 nvcc -O2 -std=c++17 -o "$B/onerank_ab" scripts/gpu/onerank_ab.cc -ldl &&
+  step "one-process A/B real vs ours" 60 taskset -c 2 "$B/onerank_ab" "$REAL" "$OURS" 200 15 &&
+  awk '$2 ~ /^[0-9]+$/ && $2 >= 1048576 {c[$1]++; if ($5 + 0 < 0.95) bad[$1] = bad[$1] " " $2 "B:" $5}
+       END {for (k in c) print (bad[k] ? "FAIL " k " out of place < 0.95x NCCL in one process at" bad[k] : "PASS " k " out of place >= 0.95x NCCL from 1 MiB, in one process")}' \
+    "$(log "one-process A/B real vs ours")" | sort | tee -a "$O/bench-verdicts.txt"
 grep -q '^FAIL' "$O/bench-verdicts.txt" && status=1
 
 # ---- 6. the gpu suite last: it is the longest and the oldest part ----------
