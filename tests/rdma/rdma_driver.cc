@@ -15,7 +15,9 @@
 // bw (rank 0 -> 1 send bandwidth, for bench/results/rxe.md), zcopy (every
 // collective x type x op both sides of GDR_IB_ZCOPY_BYTES; above it the
 // data-moving collectives copy nothing with the CPU), mismatch (ranks
-// disagree on a count), badkey (a verbs error completion, forced).
+// disagree on a count), badkey (a verbs error completion, forced), fault
+// (GDR_FAULT aimed at rank 1), leave (a rank destroys its communicator while
+// the others go on: a clean leave is no death).
 // Under GDR_ENCRYPT=1 (verbs chunks AES-GCM sealed): tamper (one bit of a
 // chunk flipped after sealing: the receiver must refuse it, naming the
 // peer, and deliver nothing), presealed (chunks flagged kSigPreSealed go as
@@ -473,6 +475,43 @@ void runBandwidth(gdrComm_t comm) {
   if (reg) CHECK_OK(gdrCommDeregister(comm, h));
 }
 
+// Destroy is not collective: the last rank destroys its communicator and
+// exits right after an all-reduce (the others may still be finishing it with
+// it), while ranks 0 and 1 go on with a ping-pong whose waits last (rank 1
+// pauses before each send), so their liveness checks run on the closed
+// connection. A peer that left cleanly must not count as dead.
+int runLeave(gdrComm_t comm) {
+  const size_t n = 1 << 16;  // the zero-copy threshold: rendezvous and slots both
+  std::vector<int32_t> in(n, gRank + 1), out(n, 0);
+  CHECK_OK(gdrAllReduce(in.data(), out.data(), n, gdrInt32, gdrSum, comm, nullptr));
+  const int32_t want = gSize * (gSize + 1) / 2;
+  for (size_t i = 0; i < n; ++i)
+    if (out[i] != want) {
+      std::fprintf(stderr, "[rank %d] leave: all-reduce element %zu is %d, not %d\n", gRank, i, out[i], want);
+      ++gFailures;
+      break;
+    }
+  if (gRank >= 2) {
+    CHECK_OK(gdrCommDestroy(comm));
+    return 0;
+  }
+  for (int round = 0; round < 20; ++round) {
+    std::vector<int32_t> msg(4096, round * 10 + gRank), got(4096, -1);
+    if (gRank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const int other = 1 - gRank;
+    CHECK_OK(gdrGroupStart());
+    CHECK_OK(gdrSend(msg.data(), msg.size(), gdrInt32, other, comm, nullptr));
+    CHECK_OK(gdrRecv(got.data(), got.size(), gdrInt32, other, comm, nullptr));
+    CHECK_OK(gdrGroupEnd());
+    if (got[0] != round * 10 + other || got.back() != round * 10 + other) {
+      std::fprintf(stderr, "[rank %d] leave: round %d got %d\n", gRank, round, got[0]);
+      ++gFailures;
+    }
+  }
+  CHECK_OK(gdrCommDestroy(comm));
+  return 0;
+}
+
 // Ranks disagree on the count: every rank must get a clear error (the
 // operation signature travels in each chunk header), not a hang or garbage.
 int runMismatch(gdrComm_t comm) {
@@ -581,8 +620,13 @@ int runFault(gdrComm_t comm) {
   const std::string e = gdrGetLastError(comm);
   std::printf("[rank %d] fault %s: %s after %.0f ms: %s\n", gRank, std::getenv("GDR_FAULT"), gdrGetErrorString(r),
               ms, e.c_str());
+  // A killed rank is seen through its closed connection, not by timing out
+  // on it (or on a neighbour that waits for it).
+  const std::string spec = std::getenv("GDR_FAULT") ? std::getenv("GDR_FAULT") : "";
+  const bool killed = spec.size() > 5 && spec.compare(spec.size() - 5, 5, ":kill") == 0;
   const bool ok = gRank == 1 || (r != gdrSuccess && ms < 2.0 * envInt("GDR_TIMEOUT_MS", 300000) &&
-                                 e.find("rank 1") != std::string::npos && e.find("step") != std::string::npos);
+                                 e.find("rank 1") != std::string::npos && e.find("step") != std::string::npos &&
+                                 (!killed || r == gdrRemoteError));
   gdrCommAbort(comm);
   return ok ? 0 : 1;
 }
@@ -633,6 +677,8 @@ int main(int argc, char** argv) {
     rc = runKill(comm);
   else if (mode == "fault")
     rc = runFault(comm);
+  else if (mode == "leave")
+    rc = runLeave(comm);
   else if (mode == "bw")
     runBandwidth(comm);
   else if (mode == "mismatch")
@@ -652,7 +698,7 @@ int main(int argc, char** argv) {
   double runS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   // Destroy is not collective: without a barrier a rank that finished first
   // closes its connections while others still wait on third ranks.
-  if (mode != "kill" && mode != "fault" && mode != "mismatch" && mode != "badkey" && mode != "tamper" &&
+  if (mode != "kill" && mode != "fault" && mode != "leave" && mode != "mismatch" && mode != "badkey" && mode != "tamper" &&
       mode != "presealed") {
     CHECK_OK(gdrBarrier(comm, nullptr));
     // The socket transport treats a peer's closed connection as its death

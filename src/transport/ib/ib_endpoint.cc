@@ -660,7 +660,13 @@ void IbEndpoint::checkPeer() {
   // communicator must not fail this rank's wait on a third rank (destroy is
   // not collective). Its abort notices still reach every rank through the
   // ranks that were waiting on it.
-  if (side_ && (!sends_.empty() || !recvs_.empty() || !pend_.empty())) side_->checkPeer();
+  const bool owed = !sends_.empty() || !recvs_.empty() || !pend_.empty();
+  if (!side_) return;
+  if (owed) side_->checkPeer();  // an abort notice waiting there says why
+  // A killed peer's NIC side says nothing (a real NIC tells only a sender,
+  // after GDR_IB_TIMEOUT x GDR_IB_RETRY_CNT); its closed connection does.
+  if (liveness_.gone(side_->pollFd(), owed, std::chrono::steady_clock::now()))
+    throw RemoteError(strprintf("rank %d closed its connection (did it exit or die?)", cfg_.peerRank));
 }
 
 void IbEndpoint::sendAbort(gdrResult_t code, const std::string& reason) noexcept {

@@ -29,7 +29,8 @@
 // such a message is copied by the CPU (IbStats::cpuCopyBytes).
 //
 // Abort notices and peer-death detection ride on the TCP connection the
-// communicator built first (`side`), which stays open for that purpose.
+// communicator built first (`side`), which stays open for that purpose
+// (side_liveness.h: a close with operations still pending is a death).
 //
 // GDR_ENCRYPT=1 (keys given): every chunk is AES-256-GCM sealed, its header
 // as additional data, its sequence number as the nonce's counter, the tag in
@@ -54,6 +55,7 @@
 #include "transport/ib/ib_wire.h"
 #include "transport/ib/peer_cc.h"
 #include "transport/ib/reg_cache.h"
+#include "transport/ib/side_liveness.h"
 #include "transport/transport.h"
 
 namespace gdr::transport::ib {
@@ -192,6 +194,7 @@ class IbEndpoint final : public Endpoint {
   std::unique_ptr<PeerCc> cc_;  // bytes in flight and the chunk size it allows
   std::unique_ptr<RegCache> regs_;
   std::unique_ptr<Endpoint> side_;
+  SideLiveness liveness_;  // of the peer, from side_ (slow waits only)
   ibv_cq* cq_ = nullptr;
   std::vector<ibv_qp*> qps_;
   std::vector<uint32_t> psn_;
