@@ -95,6 +95,7 @@ class Communicator {
 
   // The next collective's sequence number (every rank counts the same way).
   uint64_t nextSeq() { return ++collSeq_; }
+  uint64_t collectivesNumbered() const { return collSeq_; }  // GDR_FAULT's `op` of the last one
   std::vector<char>& scratch(size_t bytes);
   coll::ScheduleCache& schedules() { return schedules_; }
 
