@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <random>
 
+#include "bootstrap/accept_pool.h"
 #include "comm/comm.h"
 #include "comm/host_id.h"
 #include "core/error.h"
@@ -26,6 +28,16 @@ namespace gdr {
 
 namespace {
 
+// A connection from a lower rank that passed its handshake: the rank and
+// the session keys, wiped wherever a copy of them ends.
+struct Accepted {
+  int peer = -1;
+  security::SessionKeys keys{};
+  Accepted() = default;
+  Accepted(const Accepted&) = default;
+  Accepted& operator=(const Accepted&) = default;
+  ~Accepted() { security::wipe(&keys, sizeof(keys)); }
+};
 
 constexpr uint64_t kCmaProbeValue = 0x434d415f4f4b2121ull;  // "CMA_OK!!"
 
@@ -98,11 +110,32 @@ void Communicator::connect() {
     // Each pair connects once, the lower rank initiating. Both sides prove
     // they hold the job secret (security/handshake.h) before anything else
     // is read; a connection that fails is refused and logged, and this rank
-    // keeps waiting for its real peers.
+    // keeps waiting for its real peers. Connections from lower ranks are
+    // accepted and authenticated on the pool's threads, each under its own
+    // GDR_AUTH_TIMEOUT_MS, while this thread connects to the higher ones:
+    // an idle or slow connection never delays another.
     if (!remote.empty()) {
       auto deadline = net::deadlineFromNow();
       const security::JobSecret& secret = boot_->jobSecret();
       const bool encrypt = param::getBool("GDR_ENCRYPT");
+      size_t lower = std::count_if(remote.begin(), remote.end(), [&](int r) { return r < rank_; });
+      auto admit = [&](int r) -> const char* {
+        return r < rank_ && std::find(remote.begin(), remote.end(), r) != remote.end()
+                   ? nullptr
+                   : "not a rank that connects to this one";
+      };
+      std::optional<boot::AcceptPool<Accepted>> pool;
+      if (lower)
+        pool.emplace(
+            listenFd,
+            [&](int fd) {
+              security::Acceptor acc(secret, security::Channel::Socket, rank_, encrypt);
+              Accepted a;
+              a.peer = acc.start(fd, admit);
+              a.keys = acc.finish(fd);
+              return a;
+            },
+            "connections from lower ranks");
       for (int r : remote) {
         if (r < rank_) continue;
         std::string who = strprintf("rank %d", r);
@@ -120,28 +153,18 @@ void Communicator::connect() {
         if (encrypt) ibKeys.derive(r, keys, security::kIbKeyLabel);
         security::wipe(&keys, sizeof(keys));
       }
-      auto admit = [&](int r) -> const char* {
-        if (r >= rank_ || std::find(remote.begin(), remote.end(), r) == remote.end())
-          return "not a rank that connects to this one";
-        return eps_[r] ? "that rank is already connected" : nullptr;
-      };
-      size_t lower = std::count_if(remote.begin(), remote.end(), [&](int r) { return r < rank_; });
       while (lower) {
-        int fd = net::acceptOne(listenFd, deadline, "connections from lower ranks");
-        int peer = -1;
-        security::SessionKeys keys;
-        try {
-          security::Acceptor acc(secret, security::Channel::Socket, rank_, encrypt);
-          peer = acc.start(fd, admit);
-          keys = acc.finish(fd);
-        } catch (const Error& e) {
-          GDR_WARN(kNet, "refused a connection from %s: %s", net::peerName(fd).c_str(), e.what());
+        std::pair<int, Accepted> got = pool->next(deadline);
+        const int fd = got.first, peer = got.second.peer;
+        const security::SessionKeys& keys = got.second.keys;
+        if (eps_[peer]) {
+          GDR_WARN(kNet, "refused a connection from %s: rank %d is already connected",
+                   net::peerName(fd).c_str(), peer);
           close(fd);
           continue;
         }
         eps_[peer] = std::make_unique<transport::sock::SocketEndpoint>(fd, rank_, peer, encrypt ? &keys : nullptr);
         if (encrypt) ibKeys.derive(peer, keys, security::kIbKeyLabel);
-        security::wipe(&keys, sizeof(keys));
         --lower;
       }
     }
