@@ -50,6 +50,10 @@ void asymmetricFence() {
     std::atomic_thread_fence(std::memory_order_seq_cst);  // registered, so not expected
 }
 
+// This thread's record. The fast path reads a plain pointer: a thread_local
+// with a constructor sits behind an initialisation check on every access.
+thread_local Record* tRecord = nullptr;
+
 struct Holder {
   Record* rec = nullptr;
   Holder() {
@@ -68,12 +72,19 @@ struct Holder {
   ~Holder() {
     std::lock_guard<std::mutex> g(gRecordsMu);
     rec->owned.store(false, std::memory_order_relaxed);
+    tRecord = nullptr;
   }
 };
 
-Record& mine() {
+Record& adopt() {
   thread_local Holder h;
+  tRecord = h.rec;
   return *h.rec;
+}
+
+inline Record& mine() {
+  Record* r = tRecord;
+  return __builtin_expect(r != nullptr, 1) ? *r : adopt();
 }
 
 bool heldElsewhere(const Communicator* c, const Record* own) {

@@ -3,6 +3,8 @@
 // last error (or the thread's, without one) and is logged once.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <string>
 
 #include "api/comm_use.h"
@@ -15,22 +17,36 @@ namespace gdr::api {
 void setThreadLastError(const std::string& s);
 const char* threadLastError();
 
+// This thread's last validated handle and the registry generation it was
+// validated at (registry.cc): while the generation is unchanged the handle
+// is live without a lock. __thread, not thread_local: no initialisation
+// wrapper on each access from another file.
+extern std::atomic<uint64_t> gCommGeneration;
+extern __thread gdrComm_t tLastComm;
+extern __thread uint64_t tLastGeneration;
+
+Communicator& checkCommSlow(gdrComm_t comm);
 // Throws InvalidArgument unless `comm` is a live communicator.
-Communicator& checkComm(gdrComm_t comm);
+inline Communicator& checkComm(gdrComm_t comm) {
+  if (__builtin_expect(comm && comm == tLastComm &&
+                           gCommGeneration.load(std::memory_order_acquire) == tLastGeneration,
+                       1))
+    return *comm;
+  return checkCommSlow(comm);
+}
 void registerComm(gdrComm_t comm);
 // Drops the handle (later calls with it are refused); false if it was not live.
 bool unregisterComm(gdrComm_t comm);
 // A reference that keeps `comm` alive for one API call (empty if the handle
 // is not live): another thread's gdrCommAbort or gdrCommDestroy then only
 // unregisters it, and the last reference frees it.
-CommUse useComm(gdrComm_t comm);
+CommUse useComm(gdrComm_t comm) noexcept;
 
 template <typename Body>
 gdrResult_t guarded(const char* fn, gdrComm_t comm, Body&& body) noexcept {
-  CommUse use;
+  CommUse use = useComm(comm);
   ErrorReport r;
   try {
-    use = useComm(comm);
     body();
     return gdrSuccess;
   } catch (...) {

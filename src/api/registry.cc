@@ -7,13 +7,15 @@
 
 namespace gdr::api {
 
-namespace {
-std::mutex gMu;
 // Bumped whenever a communicator goes away; a thread's last validated handle
 // stays valid while the generation it saw is current (no lock on the fast path).
-std::atomic<uint64_t> gGeneration{0};
-thread_local gdrComm_t tLastComm = nullptr;
-thread_local uint64_t tLastGeneration = ~0ull;
+std::atomic<uint64_t> gCommGeneration{0};
+__thread gdrComm_t tLastComm = nullptr;
+__thread uint64_t tLastGeneration = ~0ull;
+
+namespace {
+std::mutex gMu;
+std::atomic<uint64_t>& gGeneration = gCommGeneration;
 std::unordered_set<gdrComm_t>& live() {
   static std::unordered_set<gdrComm_t> s;
   return s;
@@ -24,7 +26,7 @@ thread_local std::string tLastError;
 void setThreadLastError(const std::string& s) { tLastError = s; }
 const char* threadLastError() { return tLastError.c_str(); }
 
-Communicator& checkComm(gdrComm_t comm) {
+Communicator& checkCommSlow(gdrComm_t comm) {
   if (!comm) throw InvalidArgument("the communicator is NULL");
   const uint64_t gen = gGeneration.load(std::memory_order_acquire);
   if (comm == tLastComm && gen == tLastGeneration) return *comm;
@@ -51,7 +53,7 @@ bool unregisterComm(gdrComm_t comm) {
 // takes no lock and no locked instruction (api/comm_use.h); otherwise the
 // liveness check and the reference are taken under the lock, so no
 // unregister (and so no last release) can slip between them.
-CommUse useComm(gdrComm_t comm) {
+CommUse useComm(gdrComm_t comm) noexcept {
   if (!comm) return CommUse();
   if (comm == tLastComm) {
     const int slot = publishHazard(comm);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "collectives/executor.h"
@@ -38,24 +39,12 @@ void runHostCollective(Communicator& comm, const CollCall& call) {
     return;
   }
   const size_t eb = gdr::typeSize(call.type);
-
-  coll::CollArgs args;
-  args.kind = call.kind;
-  args.rank = me;
-  args.nranks = n;
-  args.count = call.count;
-  args.root = call.root;
-  if (comm.config().chunkBytes > 0)
-    args.chunkElems = std::max<size_t>(1, static_cast<size_t>(comm.config().chunkBytes) / eb);
   // Collectives whose data layout does not depend on rank numbers run on
   // ring positions from the topology (hosts together, close GPUs adjacent).
   const TopoPlan& plan = comm.topoPlan();
   const CollTraits& traits = traitsOf(call.kind);
   const bool reordered = !plan.identity && traits.rankOrderFree;
-  if (reordered) {
-    args.rank = plan.position[me];
-    args.root = plan.position[call.root];
-  }
+  bool inPlaceArg = false;  // the schedule's view of in place
 
   coll::HostBuffers bufs;
   bufs.elemBytes = eb;
@@ -65,17 +54,17 @@ void runHostCollective(Communicator& comm, const CollCall& call) {
 
   switch (call.kind) {
     case CollKind::AllReduce:
-      args.inPlace = call.inPlace;
+      inPlaceArg = call.inPlace;
       bufs.input = static_cast<const char*>(call.inPlace ? call.recvbuf : call.sendbuf);
       bufs.output = static_cast<char*>(call.recvbuf);
       break;
     case CollKind::Broadcast:
-      args.inPlace = true;
+      inPlaceArg = true;
       bufs.input = bufs.output = static_cast<char*>(call.recvbuf);
       break;
     case CollKind::Reduce:
-      args.inPlace = call.inPlace && me == call.root;
-      bufs.input = static_cast<const char*>(args.inPlace ? call.recvbuf : call.sendbuf);
+      inPlaceArg = call.inPlace && me == call.root;
+      bufs.input = static_cast<const char*>(inPlaceArg ? call.recvbuf : call.sendbuf);
       bufs.output = me == call.root ? static_cast<char*>(call.recvbuf) : nullptr;
       break;
     case CollKind::AllGather:
@@ -112,10 +101,6 @@ void runHostCollective(Communicator& comm, const CollCall& call) {
     case CollKind::AllToAllv: {
       const size_t* sc = call.inPlace ? call.recvCounts : call.sendCounts;
       const size_t* sd = call.inPlace ? call.recvDispls : call.sendDispls;
-      args.sendCounts.assign(sc, sc + n);
-      args.sendDispls.assign(sd, sd + n);
-      args.recvCounts.assign(call.recvCounts, call.recvCounts + n);
-      args.recvDispls.assign(call.recvDispls, call.recvDispls + n);
       if (call.inPlace) {
         size_t extent = 0;
         for (int r = 0; r < n; ++r) extent = std::max(extent, (sd[r] + sc[r]) * eb);
@@ -149,16 +134,41 @@ void runHostCollective(Communicator& comm, const CollCall& call) {
   const int level = comm.config().checkMismatch;
   if (n > 1 && (level >= 2 || (level == 1 && emptyCall))) agreeOnSignature(comm, sig);
 
-  coll::Schedule uncached;
-  const coll::Schedule* schedp = &uncached;
+  // The schedule's arguments: built only when the cache misses (a hit, the
+  // common case, costs a lookup and no allocation).
+  auto makeArgs = [&] {
+    coll::CollArgs args;
+    args.kind = call.kind;
+    args.rank = reordered ? plan.position[me] : me;
+    args.nranks = n;
+    args.count = call.count;
+    args.root = reordered ? plan.position[call.root] : call.root;
+    if (comm.config().chunkBytes > 0)
+      args.chunkElems = std::max<size_t>(1, static_cast<size_t>(comm.config().chunkBytes) / eb);
+    args.inPlace = inPlaceArg;
+    if (call.kind == CollKind::AllToAllv) {
+      const size_t* sc = call.inPlace ? call.recvCounts : call.sendCounts;
+      const size_t* sd = call.inPlace ? call.recvDispls : call.sendDispls;
+      args.sendCounts.assign(sc, sc + n);
+      args.sendDispls.assign(sd, sd + n);
+      args.recvCounts.assign(call.recvCounts, call.recvCounts + n);
+      args.recvDispls.assign(call.recvDispls, call.recvDispls + n);
+    }
+    return args;
+  };
+  std::optional<coll::Schedule> uncached;
+  const coll::Schedule* schedp = nullptr;
   coll::Algo algo;
   if (call.kind == CollKind::AllToAllv) {
+    const coll::CollArgs args = makeArgs();
     algo = coll::select(args, eb, comm.config().algo);
     uncached = coll::build(algo, args);
+    schedp = &*uncached;
   } else {
-    coll::SchedKey key{call.kind, call.root, call.count, args.inPlace, eb};
+    coll::SchedKey key{call.kind, call.root, call.count, inPlaceArg, eb};
     const coll::CachedSchedule* hit = comm.schedules().find(key);
     if (!hit) {
+      const coll::CollArgs args = makeArgs();
       coll::Algo a = coll::select(args, eb, comm.config().algo);
       hit = &comm.schedules().insert(key, {a, coll::build(a, args)});
     }

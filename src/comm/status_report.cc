@@ -313,9 +313,10 @@ void StatusBoard::begin(const transport::OpSig& sig, size_t steps) noexcept {
   const uint64_t s = seq_.load(std::memory_order_relaxed);
   seq_.store(s + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
-  st_.cur.sig = sig;
-  st_.cur.steps = static_cast<uint32_t>(steps);
-  st_.cur.startNs = coarseNowNs();
+  OpRecord& cur = st_.done[st_.nDone % kHistory];
+  cur.sig = sig;
+  cur.steps = static_cast<uint32_t>(steps);
+  cur.startNs = coarseNowNs();
   st_.inFlight = true;
   step(0, -1, 0);
   waitEnded();
@@ -330,9 +331,10 @@ void StatusBoard::end(bool ok) noexcept {
   const uint64_t s = seq_.load(std::memory_order_relaxed);
   seq_.store(s + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
-  st_.cur.endNs = coarseNowNs();
-  st_.cur.ok = ok;
-  st_.done[st_.nDone++ % kHistory] = st_.cur;
+  OpRecord& cur = st_.done[st_.nDone % kHistory];
+  cur.endNs = coarseNowNs();
+  cur.ok = ok;
+  ++st_.nDone;
   st_.inFlight = false;
   seq_.store(s + 2, std::memory_order_release);
 }
@@ -362,13 +364,13 @@ std::string StatusBoard::text(int64_t now) const {
     const int64_t since = waitSinceNs_.load(std::memory_order_relaxed);
     out +=
         strprintf("inflight %s step=%u steps=%u kind=%s peer=%d elapsed_ms=%.1f waiting_ms=%.1f\n",
-                  fields(st.cur).c_str(), step_.load(std::memory_order_relaxed) + 1, st.cur.steps,
-                  stepKindName(kind), peer_.load(std::memory_order_relaxed), ms(now - st.cur.startNs),
+                  fields(st.current()).c_str(), step_.load(std::memory_order_relaxed) + 1, st.current().steps,
+                  stepKindName(kind), peer_.load(std::memory_order_relaxed), ms(now - st.current().startNs),
                   since ? ms(now - since) : -1.0);
   } else {
     out += "idle\n";
   }
-  for (uint64_t i = 0; i < std::min<uint64_t>(st.nDone, kHistory); ++i) {
+  for (uint64_t i = 0; i < st.completedShown(); ++i) {
     const OpRecord& o = st.done[(st.nDone - 1 - i) % kHistory];
     out += strprintf("done %s ms=%.3f result=%s\n", fields(o).c_str(), ms(o.endNs - o.startNs),
                      o.ok ? "ok" : "failed");
@@ -392,14 +394,14 @@ std::string StatusBoard::json(int64_t now) const {
     out += strprintf(
         "{%s,\"step\":%u,\"steps\":%u,\"kind\":\"%s\",\"peer\":%d,\"elapsed_ms\":%.1f,\"waiting_"
         "ms\":%.1f}",
-        fields(st.cur).c_str(), step_.load(std::memory_order_relaxed) + 1, st.cur.steps,
+        fields(st.current()).c_str(), step_.load(std::memory_order_relaxed) + 1, st.current().steps,
         stepKindName(kind_.load(std::memory_order_relaxed)), peer_.load(std::memory_order_relaxed),
-        ms(now - st.cur.startNs), since ? ms(now - since) : -1.0);
+        ms(now - st.current().startNs), since ? ms(now - since) : -1.0);
   } else {
     out += "null";
   }
   out += ",\"completed\":[";
-  for (uint64_t i = 0; i < std::min<uint64_t>(st.nDone, kHistory); ++i) {
+  for (uint64_t i = 0; i < st.completedShown(); ++i) {
     const OpRecord& o = st.done[(st.nDone - 1 - i) % kHistory];
     out += strprintf("%s{%s,\"ms\":%.3f,\"ok\":%s}", i ? "," : "", fields(o).c_str(),
                      ms(o.endNs - o.startNs), o.ok ? "true" : "false");

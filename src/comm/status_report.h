@@ -13,6 +13,7 @@
 // and an uncontended lock at the start and end of each collective.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -64,11 +65,15 @@ class StatusBoard {
   // communicator's calls writes it, without a lock or a locked instruction
   // (a seqlock: seq_ is odd while it writes); a report copies it and
   // retries if it raced a write.
+  // The collective in flight is written in place, in the history slot it
+  // will keep when it ends (fewer stores per call than a copy at the end).
   struct State {
     bool inFlight = false;
-    OpRecord cur;
     OpRecord done[kHistory];
     uint64_t nDone = 0;
+    const OpRecord& current() const { return done[nDone % kHistory]; }
+    // Completed records a report shows (the in-flight one holds the oldest's slot).
+    uint64_t completedShown() const { return std::min<uint64_t>(nDone, kHistory - (inFlight ? 1 : 0)); }
   };
   State snapshot() const noexcept;
   bool on_ = false;  // GDR_STATUS: set by identify(); off, begin/end do nothing

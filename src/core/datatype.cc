@@ -4,13 +4,7 @@
 
 namespace gdr {
 
-size_t typeSize(gdrDataType_t t) {
-  static const size_t kSizes[] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8, 1, 1};
-  static_assert(sizeof(kSizes) / sizeof(kSizes[0]) == gdrNumTypes, "a size per gdrDataType_t");
-  if (static_cast<unsigned>(t) >= gdrNumTypes)
-    throw InvalidArgument(strprintf("unknown datatype %d", (int)t));
-  return kSizes[t];
-}
+void throwUnknownType(gdrDataType_t t) { throw InvalidArgument(strprintf("unknown datatype %d", (int)t)); }
 
 const char* typeName(gdrDataType_t t) {
   static const char* kNames[] = {"int8",    "uint8",   "int32",      "uint32",

@@ -13,8 +13,15 @@
 
 namespace gdr {
 
+[[noreturn]] void throwUnknownType(gdrDataType_t t) __attribute__((cold, noinline));
+
 // Throws InvalidArgument for a value outside gdrDataType_t.
-size_t typeSize(gdrDataType_t t);
+inline size_t typeSize(gdrDataType_t t) {
+  constexpr unsigned char kSizes[] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8, 1, 1};
+  static_assert(sizeof(kSizes) == gdrNumTypes, "a size per gdrDataType_t");
+  if (__builtin_expect(static_cast<unsigned>(t) >= gdrNumTypes, 0)) throwUnknownType(t);
+  return kSizes[t];
+}
 const char* typeName(gdrDataType_t t);
 const char* opName(gdrRedOp_t op);
 

@@ -29,17 +29,32 @@ ErrorReport reportCurrentException() noexcept {
   return r;
 }
 
-std::string strprintf(const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
+namespace {
+std::string vstrprintf(const char* fmt, va_list ap) {
   va_list ap2;
   va_copy(ap2, ap);
   int n = std::vsnprintf(nullptr, 0, fmt, ap);
-  va_end(ap);
   std::string out(n > 0 ? static_cast<size_t>(n) : 0, '\0');
   if (n > 0) std::vsnprintf(out.data(), out.size() + 1, fmt, ap2);
   va_end(ap2);
   return out;
+}
+}  // namespace
+
+std::string strprintf(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::string out = vstrprintf(fmt, ap);
+  va_end(ap);
+  return out;
+}
+
+void throwInvalidArgument(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::string text = vstrprintf(fmt, ap);
+  va_end(ap);
+  throw InvalidArgument(text);
 }
 
 }  // namespace gdr

@@ -56,9 +56,13 @@ ErrorReport reportCurrentException() noexcept;
 // printf-style formatting into a std::string.
 std::string strprintf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
+// Throws InvalidArgument(strprintf(fmt, ...)). Out of line and cold, so that
+// the argument checks every call runs inline to a compare and a branch.
+[[noreturn]] void throwInvalidArgument(const char* fmt, ...) __attribute__((format(printf, 1, 2), cold, noinline));
+
 }  // namespace gdr
 
-#define GDR_CHECK_ARG(cond, ...) \
-  do {                           \
-    if (!(cond)) throw ::gdr::InvalidArgument(::gdr::strprintf(__VA_ARGS__)); \
+#define GDR_CHECK_ARG(cond, ...)                                            \
+  do {                                                                      \
+    if (__builtin_expect(!(cond), 0)) ::gdr::throwInvalidArgument(__VA_ARGS__); \
   } while (0)

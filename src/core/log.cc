@@ -80,11 +80,14 @@ void load() {
     if (FILE* f = std::fopen(path.c_str(), "a")) st.out = f;
   }
   st.level = static_cast<int>(parseLevel(param::getString("GDR_DEBUG")));
+  gLevel.store(st.level.load(std::memory_order_relaxed), std::memory_order_relaxed);
 }
 
 }  // namespace
 
-bool enabled(Level level, uint32_t subsys) {
+std::atomic<int> gLevel{-1};
+
+bool enabledSlow(Level level, uint32_t subsys) {
   State& st = state();
   if (st.level.load(std::memory_order_relaxed) < 0) load();
   return static_cast<int>(level) <= st.level.load(std::memory_order_relaxed) &&
@@ -93,6 +96,7 @@ bool enabled(Level level, uint32_t subsys) {
 
 void reload() {
   state().level = -1;
+  gLevel.store(-1, std::memory_order_relaxed);
   load();
 }
 

@@ -3,6 +3,8 @@
 // is first detected.
 #pragma once
 
+#include <atomic>
+
 #include <cstdint>
 
 namespace gdr::log {
@@ -20,7 +22,15 @@ enum Subsys : uint32_t {
   kAll = ~0u,
 };
 
-bool enabled(Level level, uint32_t subsys);
+// The level set by GDR_DEBUG (-1 until the environment is read): the inline
+// test that keeps a disabled GDR_TRACE to a load and a compare.
+extern std::atomic<int> gLevel;
+bool enabledSlow(Level level, uint32_t subsys);
+inline bool enabled(Level level, uint32_t subsys) {
+  const int l = gLevel.load(std::memory_order_relaxed);
+  if (l >= 0 && static_cast<int>(level) > l) return false;
+  return enabledSlow(level, subsys);
+}
 void write(Level level, uint32_t subsys, const char* file, int line, const char* fmt, ...)
     __attribute__((format(printf, 5, 6)));
 // The rank and device shown on this thread's lines (-1: unknown).

@@ -32,12 +32,14 @@ struct Share {
 };
 
 struct GroupState {
-  int depth = 0;
   std::vector<Share> shares;  // in order of first appearance
   gdrResult_t initError = gdrSuccess;
   std::string initErrorText;
 };
 thread_local GroupState tGroup;
+// The nesting depth, apart from tGroup: every call outside a group asks it,
+// and a thread_local with a constructor is behind an initialisation check.
+__thread int tGroupDepth = 0;
 
 Share& shareOf(Communicator* comm) {
   for (Share& s : tGroup.shares)
@@ -142,13 +144,13 @@ std::vector<Outcome> runShares(std::vector<Share>& shares) {
 
 }  // namespace
 
-void groupStart() { ++tGroup.depth; }
+void groupStart() { ++tGroupDepth; }
 
-bool inGroup() { return tGroup.depth > 0; }
+bool inGroup() { return tGroupDepth > 0; }
 
 void groupEnd() {
-  if (tGroup.depth == 0) throw InvalidUsage("gdrGroupEnd without a matching gdrGroupStart");
-  if (--tGroup.depth > 0) return;
+  if (tGroupDepth == 0) throw InvalidUsage("gdrGroupEnd without a matching gdrGroupStart");
+  if (--tGroupDepth > 0) return;
   std::vector<Share> shares;
   shares.swap(tGroup.shares);
   const gdrResult_t initError = tGroup.initError;

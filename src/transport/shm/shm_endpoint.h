@@ -48,9 +48,14 @@ class ShmEndpoint final : public Endpoint {
   const char* name() const override { return "shm"; }
   int peer() const override { return cfg_.peerRank; }
   uint32_t capabilities() const override { return cfg_.cma ? uint32_t{kCapSingleCopy} : 0u; }
+  // A small message with nothing queued before it is published at once: the
+  // sender's wait then ends at its first check, without a pass over the
+  // endpoints. (Receives stay in progress(), inside the wait that names the
+  // step when a message does not match.)
   void postSend(SendOp* op) override {
     op->lane = laneFor(op->bytes, op->sig, cfg_.cmaThreshold);
     sends_.push_back(op);
+    if (op->lane == kSmallLane && sends_.size() == 1) progressSends();
   }
   void postRecv(RecvOp* op) override {
     op->lane = laneFor(op->bytes, op->sig, cfg_.cmaThreshold);
