@@ -1,6 +1,6 @@
 // The communicator: rank, size, one endpoint per peer (chosen by where the
 // peer runs), configuration, and the error state. Collectives and
-// point-to-point calls run on it (host_colls.cc, p2p.cc); the API layer
+// point-to-point calls run on it (paths/host.cc, paths/p2p.cc); the API layer
 // (src/api) checks arguments and converts errors.
 #pragma once
 

@@ -32,7 +32,7 @@ struct OpSig {
 constexpr uint8_t kP2PKind = 0xF0;
 // OpSig::flags bits.
 // The payload is already AES-GCM sealed end to end (device buffers sealed on
-// the GPU under GDR_ENCRYPT=1, security/staged_seal.h): a transport that
+// the GPU under GDR_ENCRYPT=1, paths/staged/seal.h): a transport that
 // encrypts still authenticates the message's header but sends the payload as
 // it is, instead of encrypting it a second time on the CPU.
 constexpr uint8_t kSigPreSealed = 1u << 0;

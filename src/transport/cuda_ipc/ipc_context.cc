@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "collectives/schedule.h"
-#include "comm/host_colls.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/params.h"
+#include "paths/host.h"
 
-namespace gdr::ipc {
+namespace gdr::transport::cuda_ipc {
 
 namespace {
 
@@ -51,7 +51,7 @@ template <typename T>
 std::vector<T> allgather(Communicator& comm, const T& mine) {
   std::vector<T> all(comm.size());
   CollCall call{coll::CollKind::AllGather, &mine, all.data(), sizeof(T), gdrUint8};
-  runHostCollective(comm, call);
+  paths::runHostCollective(comm, call);
   return all;
 }
 
@@ -170,4 +170,4 @@ IpcContext::~IpcContext() {
   cudaGetLastError();
 }
 
-}  // namespace gdr::ipc
+}  // namespace gdr::transport::cuda_ipc

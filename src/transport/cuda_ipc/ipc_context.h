@@ -1,5 +1,5 @@
 // The cuda_ipc transport's set-up: one peer-mapped device allocation per rank
-// (flags and staging, see ipc_kernels.h), its IPC handle exchanged with every
+// (flags and staging, see ipc_view.h), its IPC handle exchanged with every
 // rank of the communicator, peer access enabled, and the view the kernels
 // take by value. Created at a communicator's first device operation.
 // Ranks in this same process (one process driving several GPUs) are reached
@@ -10,9 +10,9 @@
 #include <string>
 
 #include "comm/comm.h"
-#include "transport/cuda_ipc/ipc_kernels.h"
+#include "transport/cuda_ipc/ipc_view.h"
 
-namespace gdr::ipc {
+namespace gdr::transport::cuda_ipc {
 
 class IpcContext {
  public:
@@ -39,4 +39,4 @@ class IpcContext {
   unsigned* hostError_ = nullptr;
 };
 
-}  // namespace gdr::ipc
+}  // namespace gdr::transport::cuda_ipc

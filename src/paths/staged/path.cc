@@ -1,4 +1,4 @@
-#include "comm/staged_path.h"
+#include "paths/staged/path.h"
 
 #include <atomic>
 #include <memory>
@@ -15,23 +15,19 @@
 #include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
 
-#include "comm/p2p.h"
-#include "comm/staged_seal.h"
+#include "paths/p2p.h"
+#include "paths/staged/seal.h"
 #include "progress/progress_engine.h"
 #include "security/aead.h"
 #endif
 
-namespace gdr {
+namespace gdr::paths::staged {
 
 #if GDR_HAVE_CUDA
 
 namespace {
 
 using progress::Deadline;
-using staged::Copy2D;
-using staged::GpuSealer;
-using staged::Plan;
-using staged::Segment;
 
 constexpr size_t kRing = 256;          // operations in flight per communicator
 constexpr size_t kCaptureWords = 512;  // captured operations per communicator (2 words each)
@@ -196,7 +192,7 @@ class StagedContext final : public PathState {
   // The GPU sealer when an operation on a stream in capture state `cs` is
   // to be sealed, else null.
   GpuSealer* sealerFor(cudaStreamCaptureStatus cs) {
-    if (!sealing_ || cs != cudaStreamCaptureStatusNone) return nullptr;  // captured: see staged_seal.h
+    if (!sealing_ || cs != cudaStreamCaptureStatusNone) return nullptr;  // captured: see seal.h
     std::lock_guard<std::mutex> g(mu_);
     if (!sealer_) sealer_ = std::make_unique<GpuSealer>(comm_);
     return sealer_.get();
@@ -441,7 +437,7 @@ StagedContext& contextFor(Communicator& comm) {
 
 }  // namespace
 
-void runStagedCollective(Communicator& comm, const CollCall& call, void* stream) {
+void runCollective(Communicator& comm, const CollCall& call, void* stream) {
   StagedContext& ctx = contextFor(comm);
   const auto s = static_cast<cudaStream_t>(stream);
   const cudaStreamCaptureStatus cs = captureOf(s);
@@ -457,7 +453,7 @@ void runStagedCollective(Communicator& comm, const CollCall& call, void* stream)
   ctx.enqueue(std::move(plan), s, cs);
 }
 
-void runStagedP2P(Communicator& comm, std::vector<staged::P2PItem> items, void* stream) {
+void runP2P(Communicator& comm, std::vector<P2PItem> items, void* stream) {
   StagedContext& ctx = contextFor(comm);
   const auto s = static_cast<cudaStream_t>(stream);
   const cudaStreamCaptureStatus cs = captureOf(s);
@@ -483,20 +479,20 @@ void runStagedP2P(Communicator& comm, std::vector<staged::P2PItem> items, void* 
   ctx.enqueue(std::move(plan), s, cs);
 }
 
-void waitStagedIdle(Communicator& comm) {
+void waitIdle(Communicator& comm) {
   if (StagedContext* ctx = comm.stagedPath().find<StagedContext>()) ctx->engine().waitIdle();
 }
 
 #else  // no CUDA: no device buffers reach this path
 
-void runStagedCollective(Communicator&, const CollCall&, void*) {
+void runCollective(Communicator&, const CollCall&, void*) {
   throw NotSupported("this build of gdrcoll has no CUDA support");
 }
-void runStagedP2P(Communicator&, std::vector<staged::P2PItem>, void*) {
+void runP2P(Communicator&, std::vector<P2PItem>, void*) {
   throw NotSupported("this build of gdrcoll has no CUDA support");
 }
-void waitStagedIdle(Communicator&) {}
+void waitIdle(Communicator&) {}
 
 #endif
 
-}  // namespace gdr
+}  // namespace gdr::paths::staged
