@@ -13,6 +13,7 @@
 #include "core/log.h"
 #include "core/memory_kind.h"
 #include "core/params.h"
+#include "paths/host.h"
 #include "paths/p2p.h"
 #include "paths/single_rank.h"
 #include "paths/staged/path.h"
@@ -82,6 +83,23 @@ void checkDeviceErrors(Communicator& comm, const IpcContext& ctx) {
   }
 }
 
+// The communicator as the cuda_ipc back end's set-up sees it; its all-gather
+// is the host path's.
+transport::cuda_ipc::IpcPeers ipcPeersOf(Communicator& comm) {
+  transport::cuda_ipc::IpcPeers p;
+  p.rank = comm.rank();
+  p.size = comm.size();
+  for (int r = 0; r < comm.size() && p.firstRemote < 0; ++r)
+    if (!comm.sameHost(r)) p.firstRemote = r;
+  p.socketForced = comm.config().transport == "socket";
+  p.timeoutMs = comm.config().timeoutMs;
+  p.allgather = [&comm](const void* mine, void* all, size_t bytes) {
+    CollCall call{CollKind::AllGather, mine, all, bytes, gdrUint8};
+    runHostCollective(comm, call);
+  };
+  return p;
+}
+
 // The IPC context, created at the communicator's first device operation of
 // any kind, send and receive included: the set-up is one host all-gather
 // over the communicator, which every rank joins at its own first device
@@ -116,7 +134,7 @@ IpcContext* ipcFor(Communicator& comm) {
     if (st.policy.wideExchangeBlocks < 1 || st.policy.wideExchangeBlocks > ipc::kMaxBlocks)
       throw InvalidArgument(
           strprintf("GDR_CUDA_IPC_EXCHANGE_BLOCKS must be in [1, %d]", ipc::kMaxBlocks));
-    st.ipc = IpcContext::create(comm, &st.whyStaged);
+    st.ipc = IpcContext::create(ipcPeersOf(comm), &st.whyStaged);
     if (!st.ipc)
       GDR_WARN(kColl, "device buffers use the staged path (stream sync + host copies + host transport): %s",
                st.whyStaged.c_str());
