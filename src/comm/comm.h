@@ -23,7 +23,7 @@
 #include "core/fault.h"
 #include "core/function_ref.h"
 #include "core/net.h"
-#include "transport/shm/shm_segment.h"
+#include "transport/shm/shm_backend.h"
 #include "transport/transport.h"
 
 namespace gdr {
@@ -158,8 +158,6 @@ class Communicator : public coll::Links {
   void readConfig();
   void parseConfig();
   void connect();
-  void connectShm(const std::vector<PeerInfo>& peers, const std::vector<ConnInfo>& conn,
-                  const std::vector<int>& local);
   void connectSockets(const std::vector<PeerInfo>& peers, const std::vector<int>& remote);
   void checkPeers();
   void planPlacement();
@@ -178,8 +176,7 @@ class Communicator : public coll::Links {
   std::vector<std::unique_ptr<transport::Endpoint>> eps_;
   std::vector<transport::Endpoint*> active_;  // non-null endpoints
   std::vector<struct pollfd> pollFds_;        // one per active endpoint, when all have fds
-  transport::shm::Mapping ownSeg_;
-  std::vector<transport::shm::Mapping> peerSegs_;
+  transport::shm::ShmBackend shm_;            // the segments behind the shm endpoints
   uint64_t collSeq_ = 0;
   std::vector<char> scratch_;
   coll::ScheduleCache schedules_;
