@@ -22,6 +22,12 @@ struct InFlight {
   int peer;
 };
 
+// The back ends learn the collective's single-copy threshold from each
+// operation (they never look at its kind).
+size_t singleCopyFromOf(const transport::OpSig& sig) {
+  return traitsOf(static_cast<CollKind>(sig.kind)).singleCopyFrom;
+}
+
 const char* stepName(StepKind k) {
   switch (k) {
     case StepKind::Send: return "send";
@@ -49,9 +55,16 @@ std::string waitText(const std::string& what, int peer, const transport::OpSig& 
 
 class Runner {
  public:
-  Runner(Communicator& c, const Schedule& s, const HostBuffers& b, transport::ReduceFn fn,
+  Runner(Links& c, const Schedule& s, const HostBuffers& b, transport::ReduceFn fn,
          const transport::OpSig& sig, const int* peerOf)
-      : comm_(c), sched_(s), bufs_(b), fn_(fn), sig_(sig), peerOf_(peerOf), sends_(sendPool()) {
+      : comm_(c),
+        sched_(s),
+        bufs_(b),
+        fn_(fn),
+        sig_(sig),
+        singleCopyFrom_(singleCopyFromOf(sig)),
+        peerOf_(peerOf),
+        sends_(sendPool()) {
     // Posted SendOps must not move: reserve room for every send up front
     // (the pool keeps its capacity, so small calls allocate nothing).
     sends_.clear();
@@ -59,12 +72,12 @@ class Runner {
   }
 
   void run() {
-    const FaultSpec& fault = comm_.config().fault;
+    const FaultSpec& fault = comm_.fault();
     const size_t faultAt =
         fault.armedFor(comm_.rank(), sig_.seq) ? faultStep(fault) : sched_.steps.size();
     for (stepIdx_ = 0; stepIdx_ < sched_.steps.size(); ++stepIdx_) {
       const Step& st = sched_.steps[stepIdx_];
-      comm_.status().step(stepIdx_, local(st) ? -1 : peer(st), static_cast<uint8_t>(st.kind));
+      comm_.stepAt(stepIdx_, local(st) ? -1 : peer(st), static_cast<uint8_t>(st.kind));
       if (stepIdx_ == faultAt) inject(fault, st);
       switch (st.kind) {
         case StepKind::Send: send(st); break;
@@ -90,7 +103,7 @@ class Runner {
       }
       reap();
     }
-    comm_.status().step(sched_.steps.size(), allSent() ? -1 : sends_[firstLive_].peer, 0xff);
+    comm_.stepAt(sched_.steps.size(), allSent() ? -1 : sends_[firstLive_].peer, 0xff);
     comm_.progressUntil([&] { return reap(), allSent(); },
                         [&] { return describeWait("for sends to complete", allSent() ? -1 : sends_[firstLive_].peer); });
   }
@@ -132,7 +145,7 @@ class Runner {
         raise(SIGKILL);
         break;
       case FaultKind::Stall:
-        std::this_thread::sleep_for(std::chrono::milliseconds(comm_.config().timeoutMs * 5 / 2));
+        std::this_thread::sleep_for(std::chrono::milliseconds(comm_.timeoutMs() * 5 / 2));
         break;
       case FaultKind::Close: {
         const int fd = to >= 0 ? comm_.endpoint(to)->pollFd() : -1;
@@ -162,6 +175,7 @@ class Runner {
     f.op.data = ptr(st.src);
     f.op.bytes = bytes(st.src);
     f.op.sig = sigForNextMessage();
+    f.op.singleCopyFrom = singleCopyFrom_;
     f.begin = static_cast<const char*>(f.op.data);
     f.end = f.begin + f.op.bytes;
     f.peer = peer(st);
@@ -175,6 +189,7 @@ class Runner {
     op.dst = dst;
     op.bytes = bytes(st.dst);
     op.sig = sigForNextMessage();
+    op.singleCopyFrom = singleCopyFrom_;
     op.elemBytes = bufs_.elemBytes;
     if (reduce) {
       op.reduceSrc = ptr(st.src);
@@ -209,11 +224,12 @@ class Runner {
     return waitText(what, peer, sig_, st, stepIdx_, sched_.steps.size());
   }
 
-  Communicator& comm_;
+  Links& comm_;
   const Schedule& sched_;
   const HostBuffers& bufs_;
   transport::ReduceFn fn_;
   transport::OpSig sig_;
+  size_t singleCopyFrom_;
   // One pool per thread: execute() never nests.
   static std::vector<InFlight>& sendPool() {
     thread_local std::vector<InFlight> pool;
@@ -234,7 +250,7 @@ class Runner {
 // without the runner's send pool and overlap bookkeeping, which cost more
 // than the message itself at a few bytes. The same step under the same
 // rules (a send completes before the call returns).
-bool runSingleMessage(Communicator& comm, const Schedule& sched, const HostBuffers& bufs,
+bool runSingleMessage(Links& comm, const Schedule& sched, const HostBuffers& bufs,
                       transport::ReduceFn fn, const transport::OpSig& sig, const int* peerOf) {
   if (sched.steps.size() != 1) return false;
   const Step& st = sched.steps[0];
@@ -249,7 +265,7 @@ bool runSingleMessage(Communicator& comm, const Schedule& sched, const HostBuffe
   const int peer = peerOf ? peerOf[st.peer] : st.peer;
   transport::Endpoint* ep = comm.endpoint(peer);
   const size_t bytes = r.count * bufs.elemBytes;
-  comm.status().step(0, peer, static_cast<uint8_t>(st.kind));
+  comm.stepAt(0, peer, static_cast<uint8_t>(st.kind));
   auto describe = [&] {
     return waitText(st.kind == StepKind::Send ? "for a send to complete"
                                               : strprintf("to receive %zu bytes", bytes),
@@ -260,6 +276,7 @@ bool runSingleMessage(Communicator& comm, const Schedule& sched, const HostBuffe
     op.data = base(r.buf) + r.offset * bufs.elemBytes;
     op.bytes = bytes;
     op.sig = sig;
+    op.singleCopyFrom = singleCopyFromOf(sig);
     ep->postSend(&op);
     comm.progressUntil([&] { return op.complete; }, describe);
     return true;
@@ -268,6 +285,7 @@ bool runSingleMessage(Communicator& comm, const Schedule& sched, const HostBuffe
   op.dst = const_cast<char*>(base(r.buf)) + r.offset * bufs.elemBytes;
   op.bytes = bytes;
   op.sig = sig;
+  op.singleCopyFrom = singleCopyFromOf(sig);
   op.elemBytes = bufs.elemBytes;
   if (st.kind == StepKind::RecvReduce) {
     const char* src = base(st.src.buf);
@@ -282,21 +300,20 @@ bool runSingleMessage(Communicator& comm, const Schedule& sched, const HostBuffe
 
 }  // namespace
 
-void execute(Communicator& comm, const Schedule& sched, const HostBuffers& bufs, transport::ReduceFn fn,
+void execute(Links& comm, const Schedule& sched, const HostBuffers& bufs, transport::ReduceFn fn,
              const transport::OpSig& sig, const int* peerOf) {
   // A GDR_FAULT armed for this call takes the runner, where its hook is.
-  const FaultSpec& f = comm.config().fault;
+  const FaultSpec& f = comm.fault();
   const bool faultHere = f.armedFor(comm.rank(), sig.seq);
-  status::StatusBoard& board = comm.status();
-  board.begin(sig, sched.steps.size());
+  comm.opBegan(sig, sched.steps.size());
   try {
     if (faultHere || !runSingleMessage(comm, sched, bufs, fn, sig, peerOf))
       Runner(comm, sched, bufs, fn, sig, peerOf).run();
   } catch (...) {
-    board.end(false);
+    comm.opEnded(false);
     throw;
   }
-  board.end(true);
+  comm.opEnded(true);
 }
 
 }  // namespace gdr::coll

@@ -1,11 +1,12 @@
-// Runs one rank's schedule over the communicator's endpoints, on host memory.
+// Runs one rank's schedule over its links (an endpoint per peer, links.h),
+// on host memory.
 // Sends are posted and left in flight; receives are waited on; a step that
 // would overwrite memory an in-flight send still reads waits for that send
 // first, so schedules keep their value semantics (see schedule.h).
 #pragma once
 
+#include "collectives/links.h"
 #include "collectives/schedule.h"
-#include "comm/comm.h"
 #include "transport/transport.h"
 
 namespace gdr::coll {
@@ -17,9 +18,9 @@ struct HostBuffers {
   size_t elemBytes = 1;
 };
 
-// `peerOf` maps the schedule's ranks to the communicator's (nullptr: the
-// same); schedules built on ring positions use it.
-void execute(Communicator& comm, const Schedule& sched, const HostBuffers& bufs,
-             transport::ReduceFn fn, const transport::OpSig& sig, const int* peerOf = nullptr);
+// `peerOf` maps the schedule's ranks to the links' (nullptr: the same);
+// schedules built on ring positions use it.
+void execute(Links& links, const Schedule& sched, const HostBuffers& bufs, transport::ReduceFn fn,
+             const transport::OpSig& sig, const int* peerOf = nullptr);
 
 }  // namespace gdr::coll

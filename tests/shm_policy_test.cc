@@ -1,40 +1,38 @@
-// Which shared-memory messages go single-copy (transport/shm/shm_endpoint.h).
+// Which shared-memory messages go single-copy (transport/shm/shm_endpoint.h):
+// each collective's threshold (core/call.h's traits), and
+// GDR_SHM_CMA_THRESHOLD over all of them.
 #include <gtest/gtest.h>
 
-#include "collectives/schedule.h"
+#include "core/call.h"
 #include "transport/shm/shm_endpoint.h"
 
 namespace {
 
-using gdr::coll::CollKind;
-using gdr::transport::OpSig;
-using gdr::transport::shm::cmaThresholdFor;
+using gdr::CollKind;
+using gdr::traitsOf;
+using gdr::transport::shm::singleCopyFrom;
 
-OpSig sigOf(CollKind k) {
-  OpSig s;
-  s.kind = static_cast<uint8_t>(k);
-  return s;
+size_t thresholdOf(CollKind k, int64_t forced) {
+  return singleCopyFrom(traitsOf(k).singleCopyFrom, forced);
 }
 
 TEST(ShmPolicy, ThresholdByCollective) {
   for (CollKind k :
        {CollKind::AllGather, CollKind::AllToAll, CollKind::AllToAllv, CollKind::ReduceScatter})
-    EXPECT_EQ(cmaThresholdFor(sigOf(k), -1), 64u << 10) << gdr::coll::collName(k);
-  EXPECT_EQ(cmaThresholdFor(sigOf(CollKind::Reduce), -1), 1u << 20);
+    EXPECT_EQ(thresholdOf(k, -1), 64u << 10) << gdr::collName(k);
+  EXPECT_EQ(thresholdOf(CollKind::Reduce, -1), 1u << 20);
   for (CollKind k : {CollKind::AllReduce, CollKind::Broadcast, CollKind::Barrier})
-    EXPECT_EQ(cmaThresholdFor(sigOf(k), -1), 256u << 10) << gdr::coll::collName(k);
-  OpSig p2p;
-  p2p.kind = gdr::transport::kP2PKind;
-  EXPECT_EQ(cmaThresholdFor(p2p, -1), 256u << 10);
+    EXPECT_EQ(thresholdOf(k, -1), 256u << 10) << gdr::collName(k);
+  // A send/recv (and an operation that names no threshold) asks for the default.
+  EXPECT_EQ(singleCopyFrom(gdr::transport::SendOp{}.singleCopyFrom, -1), 256u << 10);
+  EXPECT_EQ(singleCopyFrom(gdr::transport::RecvOp{}.singleCopyFrom, -1), 256u << 10);
 }
 
 TEST(ShmPolicy, ASetThresholdAppliesToEveryMessage) {
-  OpSig p2p;
-  p2p.kind = gdr::transport::kP2PKind;
   for (int64_t forced : {0, 1, 4096, 1 << 30}) {
-    EXPECT_EQ(cmaThresholdFor(p2p, forced), static_cast<size_t>(forced));
-    EXPECT_EQ(cmaThresholdFor(sigOf(CollKind::Reduce), forced), static_cast<size_t>(forced));
-    EXPECT_EQ(cmaThresholdFor(sigOf(CollKind::AllGather), forced), static_cast<size_t>(forced));
+    EXPECT_EQ(singleCopyFrom(gdr::kSingleCopyFrom, forced), static_cast<size_t>(forced));
+    EXPECT_EQ(thresholdOf(CollKind::Reduce, forced), static_cast<size_t>(forced));
+    EXPECT_EQ(thresholdOf(CollKind::AllGather, forced), static_cast<size_t>(forced));
   }
 }
 

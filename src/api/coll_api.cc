@@ -7,11 +7,11 @@
 #include <type_traits>
 
 #include "api/guard.h"
-#include "comm/device_colls.h"
 #include "core/call.h"
 #include "core/datatype.h"
 #include "dispatch/group.h"
 #include "dispatch/route.h"
+#include "paths/device.h"
 
 using gdr::CollCall;
 using gdr::CollKind;
@@ -97,7 +97,7 @@ gdrResult_t gdrAllReduce(const void* sendbuf, void* recvbuf, size_t count, gdrDa
     checkCount(count, 1, datatype, "count");
     checkBuf(sendbuf, count, "sendbuf");
     checkRealBuf(recvbuf, count, "recvbuf");
-    const bool dev = gdr::isDeviceCall(sendbuf, recvbuf);
+    const bool dev = gdr::paths::isDeviceCall(sendbuf, recvbuf);
     CollCall call{CollKind::AllReduce, sendbuf, recvbuf, count, datatype, op};
     call.inPlace = inPlace(sendbuf, recvbuf);
     gdr::dispatch::collective(c, call, dev, stream);
@@ -112,7 +112,7 @@ gdrResult_t gdrBroadcast(void* buffer, size_t count, gdrDataType_t datatype, int
     checkCount(count, 1, datatype, "count");
     checkRealBuf(buffer, count, "buffer");
     checkRoot(c, root);
-    const bool dev = gdr::isDeviceCall(buffer);
+    const bool dev = gdr::paths::isDeviceCall(buffer);
     CollCall call{CollKind::Broadcast, buffer, buffer, count, datatype, gdrSum, root};
     gdr::dispatch::collective(c, call, dev, stream);
   });
@@ -130,7 +130,7 @@ gdrResult_t gdrReduce(const void* sendbuf, void* recvbuf, size_t count, gdrDataT
     GDR_CHECK_ARG(isRoot || sendbuf != GDR_IN_PLACE, "GDR_IN_PLACE is only valid on the root");
     checkBuf(sendbuf, count, "sendbuf");
     if (isRoot) checkRealBuf(recvbuf, count, "recvbuf (on the root)");
-    const bool dev = gdr::isDeviceCall(sendbuf, isRoot ? recvbuf : nullptr);
+    const bool dev = gdr::paths::isDeviceCall(sendbuf, isRoot ? recvbuf : nullptr);
     CollCall call{CollKind::Reduce, sendbuf, recvbuf, count, datatype, op, root};
     call.inPlace = isRoot && inPlace(sendbuf, recvbuf);
     gdr::dispatch::collective(c, call, dev, stream);
@@ -145,7 +145,7 @@ gdrResult_t gdrAllGather(const void* sendbuf, size_t sendcount, void* recvbuf, g
     checkCount(sendcount, c.size(), datatype, "sendcount");
     checkBuf(sendbuf, sendcount, "sendbuf");
     checkRealBuf(recvbuf, sendcount, "recvbuf");
-    const bool dev = gdr::isDeviceCall(sendbuf, recvbuf);
+    const bool dev = gdr::paths::isDeviceCall(sendbuf, recvbuf);
     CollCall call{CollKind::AllGather, sendbuf, recvbuf, sendcount, datatype};
     call.blockAtStart = sendbuf == recvbuf && sendcount > 0;
     call.inPlace = sendbuf == GDR_IN_PLACE || call.blockAtStart;
@@ -162,7 +162,7 @@ gdrResult_t gdrReduceScatter(const void* sendbuf, void* recvbuf, size_t recvcoun
     checkCount(recvcount, c.size(), datatype, "recvcount");
     checkBuf(sendbuf, recvcount, "sendbuf");
     checkRealBuf(recvbuf, recvcount, "recvbuf");
-    const bool dev = gdr::isDeviceCall(sendbuf, recvbuf);
+    const bool dev = gdr::paths::isDeviceCall(sendbuf, recvbuf);
     GDR_CHECK_ARG(sendbuf != recvbuf || recvcount == 0,
                   "sendbuf equals recvbuf: pass GDR_IN_PLACE for an in-place reduce-scatter");
     CollCall call{CollKind::ReduceScatter, sendbuf, recvbuf, recvcount, datatype, op};
@@ -179,7 +179,7 @@ gdrResult_t gdrAllToAll(const void* sendbuf, size_t sendcount, void* recvbuf, gd
     checkCount(sendcount, c.size(), datatype, "sendcount");
     checkBuf(sendbuf, sendcount, "sendbuf");
     checkRealBuf(recvbuf, sendcount, "recvbuf");
-    const bool dev = gdr::isDeviceCall(sendbuf, recvbuf);
+    const bool dev = gdr::paths::isDeviceCall(sendbuf, recvbuf);
     CollCall call{CollKind::AllToAll, sendbuf, recvbuf, sendcount, datatype};
     call.inPlace = inPlace(sendbuf, recvbuf);
     gdr::dispatch::collective(c, call, dev, stream);
@@ -208,7 +208,7 @@ gdrResult_t gdrAllToAllv(const void* sendbuf, const size_t* sendcounts, const si
     }
     checkBuf(ip ? recvbuf : sendbuf, ip ? anyRecv : anySend, "sendbuf");
     checkRealBuf(recvbuf, anyRecv, "recvbuf");
-    const bool dev = gdr::isDeviceCall(sendbuf, recvbuf);
+    const bool dev = gdr::paths::isDeviceCall(sendbuf, recvbuf);
     CollCall call{CollKind::AllToAllv, sendbuf, recvbuf, 0, datatype};
     call.inPlace = ip;
     call.sendCounts = sendcounts;
@@ -236,7 +236,7 @@ gdrResult_t gdrSend(const void* sendbuf, size_t count, gdrDataType_t datatype, i
     checkRealBuf(sendbuf, count, "sendbuf");
     checkPeer(c, peer);
     gdr::dispatch::p2p(c, gdr::P2PCall{true, sendbuf, nullptr, count, datatype, peer, stream},
-                       gdr::isDeviceCall(sendbuf));
+                       gdr::paths::isDeviceCall(sendbuf));
   });
 }
 
@@ -249,7 +249,7 @@ gdrResult_t gdrRecv(void* recvbuf, size_t count, gdrDataType_t datatype, int pee
     checkRealBuf(recvbuf, count, "recvbuf");
     checkPeer(c, peer);
     gdr::dispatch::p2p(c, gdr::P2PCall{false, nullptr, recvbuf, count, datatype, peer, stream},
-                       gdr::isDeviceCall(recvbuf));
+                       gdr::paths::isDeviceCall(recvbuf));
   });
 }
 

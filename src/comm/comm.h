@@ -1,6 +1,6 @@
 // The communicator: rank, size, one endpoint per peer (chosen by where the
 // peer runs), configuration, and the error state. Collectives and
-// point-to-point calls run on it (host_colls.cc, p2p.cc); the API layer
+// point-to-point calls run on it (paths/host.cc, paths/p2p.cc); the API layer
 // (src/api) checks arguments and converts errors.
 #pragma once
 
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
+#include "collectives/links.h"
 #include "collectives/schedule_cache.h"
 #include "comm/path_state.h"
 #include "comm/recovery.h"
@@ -22,7 +23,7 @@
 #include "core/fault.h"
 #include "core/function_ref.h"
 #include "core/net.h"
-#include "transport/shm/shm_segment.h"
+#include "transport/shm/shm_backend.h"
 #include "transport/transport.h"
 
 namespace gdr {
@@ -56,7 +57,7 @@ struct PeerInfo {
   uint64_t jobNonce;  // rank 0's is the job's
 };
 
-class Communicator {
+class Communicator : public coll::Links {
  public:
   // Connects at once (blocking rendezvous through `boot`).
   Communicator(std::unique_ptr<boot::Bootstrap> boot);
@@ -77,7 +78,7 @@ class Communicator {
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
 
-  int rank() const { return rank_; }
+  int rank() const override { return rank_; }
   int size() const { return size_; }
   const CommConfig& config() const { return cfg_; }
   bool pending() const { return pending_.load(std::memory_order_acquire); }
@@ -85,7 +86,7 @@ class Communicator {
   // device work on this communicator runs with it set.
   int device() const { return device_; }
   void setDevice(int device) { device_ = device; }
-  transport::Endpoint* endpoint(int peer) const { return eps_[peer].get(); }
+  transport::Endpoint* endpoint(int peer) const override { return eps_[peer].get(); }
   const char* transportTo(int peer) const { return eps_[peer] ? eps_[peer]->name() : "self"; }
   bool sameHost(int peer) const;
   // The job's secret (derives keys; never leaves the process).
@@ -102,7 +103,7 @@ class Communicator {
   // Progresses every endpoint until done() holds. Throws TimeoutError after
   // the deadline (its text names `what()`), or the error a peer reported; any
   // such failure puts the communicator in the error state first.
-  void progressUntil(FunctionRef<bool()> done, FunctionRef<std::string()> what);
+  void progressUntil(FunctionRef<bool()> done, FunctionRef<std::string()> what) override;
 
   // Lifetime. The handle registry holds one reference, every API call in
   // progress and every group share holding the communicator one more; the
@@ -128,6 +129,15 @@ class Communicator {
   // What this communicator is doing, for status reports (comm/status_report.h).
   status::StatusBoard& status() { return status_; }
 
+  // The rest of what schedules run over (collectives/links.h).
+  const FaultSpec& fault() const override { return cfg_.fault; }
+  int64_t timeoutMs() const override { return cfg_.timeoutMs; }
+  void opBegan(const OpSig& sig, size_t steps) noexcept override { status_.begin(sig, steps); }
+  void stepAt(size_t idx, int peer, uint8_t kind) noexcept override {
+    status_.step(idx, peer, kind);
+  }
+  void opEnded(bool ok) noexcept override { status_.end(ok); }
+
   // Error state: set once by the first failure; every later call fails fast.
   void throwIfFailed();
   void fail(gdrResult_t code, const std::string& text) noexcept;
@@ -148,8 +158,6 @@ class Communicator {
   void readConfig();
   void parseConfig();
   void connect();
-  void connectShm(const std::vector<PeerInfo>& peers, const std::vector<ConnInfo>& conn,
-                  const std::vector<int>& local);
   void connectSockets(const std::vector<PeerInfo>& peers, const std::vector<int>& remote);
   void checkPeers();
   void planPlacement();
@@ -168,8 +176,7 @@ class Communicator {
   std::vector<std::unique_ptr<transport::Endpoint>> eps_;
   std::vector<transport::Endpoint*> active_;  // non-null endpoints
   std::vector<struct pollfd> pollFds_;        // one per active endpoint, when all have fds
-  transport::shm::Mapping ownSeg_;
-  std::vector<transport::shm::Mapping> peerSegs_;
+  transport::shm::ShmBackend shm_;            // the segments behind the shm endpoints
   uint64_t collSeq_ = 0;
   std::vector<char> scratch_;
   coll::ScheduleCache schedules_;

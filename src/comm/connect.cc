@@ -1,7 +1,6 @@
 // Communicator set-up: every rank publishes who and where it is, then builds
 // one endpoint per peer: shared memory to ranks of its own host, TCP to the
 // others (or to everyone under GDR_TRANSPORT=socket).
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,7 +17,7 @@
 #include "core/params.h"
 #include "security/channel_keys.h"
 #include "security/handshake.h"
-#include "transport/shm/shm_endpoint.h"
+#include "transport/shm/shm_backend.h"
 #include "transport/socket/socket_endpoint.h"
 #if GDR_HAVE_IB
 #include "transport/ib/ib_connect.h"
@@ -38,15 +37,6 @@ struct Accepted {
   Accepted& operator=(const Accepted&) = default;
   ~Accepted() { security::wipe(&keys, sizeof(keys)); }
 };
-
-constexpr uint64_t kCmaProbeValue = 0x434d415f4f4b2121ull;  // "CMA_OK!!"
-
-bool cmaWorks(pid_t pid, uint64_t addr) {
-  uint64_t v = 0;
-  iovec local = {&v, sizeof(v)};
-  iovec remote = {reinterpret_cast<void*>(addr), sizeof(v)};
-  return process_vm_readv(pid, &local, 1, &remote, 1, 0) == sizeof(v) && v == kCmaProbeValue;
-}
 
 }  // namespace
 
@@ -83,29 +73,23 @@ void Communicator::connect() {
     listenFd = net::listenOn(net::localAddr(), &bound, 4096);
     conn[rank_].sockAddr = net::pack(bound);
   }
-  std::vector<int> localAll = local;  // sorted ranks of this host, self included
-  localAll.push_back(rank_);
-  std::sort(localAll.begin(), localAll.end());
   if (!local.empty()) {
-    const size_t slotBytes = cfg_.shmSlotBytes, nSlots = cfg_.shmSlots;
-    std::string name = strprintf("/gdrcoll-%016llx-%d", (unsigned long long)job, rank_);
-    ownSeg_ = transport::shm::Mapping::create(name, transport::shm::segmentBytes(localAll.size(), nSlots, slotBytes));
-    auto* h = reinterpret_cast<transport::shm::SegHeader*>(ownSeg_.data());
-    h->magic = transport::shm::kSegMagic;
-    h->pid = getpid();
-    h->rank = rank_;
-    h->nInbox = static_cast<uint32_t>(localAll.size());
-    h->nSlots = static_cast<uint32_t>(nSlots);
-    h->slotBytes = slotBytes;
-    h->cmaProbe = kCmaProbeValue;
-    conn[rank_].cmaProbeAddr = reinterpret_cast<uintptr_t>(&h->cmaProbe);
+    std::vector<int> hostRanks = local;  // sorted ranks of this host, self included
+    hostRanks.push_back(rank_);
+    std::sort(hostRanks.begin(), hostRanks.end());
+    conn[rank_].cmaProbeAddr =
+        shm_.create(job, rank_, std::move(hostRanks), cfg_.shmSlots, cfg_.shmSlotBytes);
   }
   boot_->allgather(conn.data(), sizeof(ConnInfo));
 
   eps_.resize(size_);
   security::ChannelKeyTable ibKeys;  // GDR_ENCRYPT: keys for verbs, from each connection's (wiped on return)
   try {
-    if (!local.empty()) connectShm(peers_, conn, local);
+    if (!local.empty()) {
+      std::vector<transport::shm::ShmBackend::Peer> near;
+      for (int r : local) near.push_back({r, peers_[r].pid, conn[r].cmaProbeAddr});
+      shm_.claim(near, eps_);
+    }
     // Socket transport: authenticated connections.
     // Each pair connects once, the lower rank initiating. Both sides prove
     // they hold the job secret (security/handshake.h) before anything else
@@ -188,7 +172,7 @@ void Communicator::connect() {
   // Everyone has mapped everyone's segment: the names can go, so nothing is
   // left in /dev/shm even if a rank is killed later.
   boot_->barrier();
-  ownSeg_.unlink();
+  shm_.unlinkOwn();
 
   for (auto& ep : eps_)
     if (ep) active_.push_back(ep.get());
@@ -230,41 +214,6 @@ void Communicator::planPlacement() {
     }
   plan_.position.assign(size_, 0);
   for (int i = 0; i < size_; ++i) plan_.position[plan_.order[i]] = i;
-}
-
-void Communicator::connectShm(const std::vector<PeerInfo>& peers, const std::vector<ConnInfo>& conn,
-                              const std::vector<int>& local) {
-  std::vector<int> localAll = local;
-  localAll.push_back(rank_);
-  std::sort(localAll.begin(), localAll.end());
-  auto indexOf = [&](int r) {
-    return static_cast<uint32_t>(std::lower_bound(localAll.begin(), localAll.end(), r) - localAll.begin());
-  };
-  // Every segment exists: each rank created its own before the exchange.
-  const uint64_t job = peers[0].jobNonce;
-  bool allowCma = param::getBool("GDR_SHM_CMA");
-  const int64_t cmaThreshold = param::getInt("GDR_SHM_CMA_THRESHOLD");
-  transport::shm::SegView mine{ownSeg_.data()};
-  peerSegs_.reserve(local.size());
-  for (int r : local) {
-    peerSegs_.push_back(transport::shm::Mapping::open(strprintf("/gdrcoll-%016llx-%d", (unsigned long long)job, r)));
-    transport::shm::SegView theirs{peerSegs_.back().data()};
-    if (theirs.hdr()->magic != transport::shm::kSegMagic || theirs.hdr()->rank != r)
-      throw InternalError(strprintf("shared memory segment of rank %d is not what it should be", r));
-    transport::shm::ShmEndpointConfig c;
-    c.myRank = rank_;
-    c.peerRank = r;
-    c.peerPid = peers[r].pid;
-    c.mine = mine;
-    c.inFromPeer = indexOf(r);
-    c.theirs = theirs;
-    c.outToPeer = indexOf(rank_);
-    c.cmaThreshold = cmaThreshold;
-    // Single-copy needs ptrace-level access to the peer (same user and a
-    // permissive Yama scope, or CAP_SYS_PTRACE): try it once.
-    c.cma = allowCma && cmaWorks(peers[r].pid, conn[r].cmaProbeAddr);
-    eps_[r] = std::make_unique<transport::shm::ShmEndpoint>(c);
-  }
 }
 
 }  // namespace gdr

@@ -41,6 +41,7 @@ struct CollTraits {
   bool rankOrderFree;  // the data layout does not depend on rank numbers, so
                        // the schedule may run on the topology's ring order
   Layout layout;
+  size_t singleCopyFrom;  // from what size its messages go single-copy (call.cc)
 };
 
 // Indexed by CollKind.

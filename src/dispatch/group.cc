@@ -4,11 +4,11 @@
 #include <thread>
 #include <vector>
 
-#include "comm/device_colls.h"
 #include "core/cuda.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "dispatch/route.h"
+#include "paths/device.h"
 
 namespace gdr::dispatch {
 
@@ -110,7 +110,7 @@ Outcome runShare(Share& s) {
 // worker threads would buy nothing.
 bool allAsyncDevice(const std::vector<Share>& shares) {
   for (const Share& s : shares) {
-    if (s.init || !deviceOpsAsync(*s.comm)) return false;
+    if (s.init || !paths::deviceOpsAsync(*s.comm)) return false;
     for (const GroupOp& op : s.ops)
       if (!op.onDevice) return false;
   }

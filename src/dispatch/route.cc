@@ -1,40 +1,40 @@
 #include "dispatch/route.h"
 
-#include "comm/device_colls.h"
-#include "comm/host_colls.h"
-#include "comm/p2p.h"
-#include "comm/staged_path.h"
 #include "core/cuda.h"
 #include "dispatch/group.h"
+#include "paths/device.h"
+#include "paths/host.h"
+#include "paths/p2p.h"
+#include "paths/staged/path.h"
 
 namespace gdr::dispatch {
 
 namespace {
 
 // Host work goes after the staged device work before it (see route.h).
-void beforeHostWork(Communicator& comm) { waitStagedIdle(comm); }
+void beforeHostWork(Communicator& comm) { paths::staged::waitIdle(comm); }
 
 }  // namespace
 
 void runCollective(Communicator& comm, const CollCall& call, bool onDevice, gdrStream_t stream) {
   if (onDevice) {
     ScopedDevice d(comm.device());
-    runDeviceCollective(comm, call, stream);
+    paths::runDeviceCollective(comm, call, stream);
   } else {
     beforeHostWork(comm);
-    runHostCollective(comm, call);
+    paths::runHostCollective(comm, call);
   }
 }
 
 void runP2PBatch(Communicator& comm, std::vector<P2PCall>& host, std::vector<P2PCall>& device) {
   if (!device.empty()) {
     ScopedDevice d(comm.device());
-    deviceP2PBatch(comm, device);
+    paths::deviceP2PBatch(comm, device);
     device.clear();
   }
   if (!host.empty()) {
     beforeHostWork(comm);
-    p2pRunBatch(comm, host);
+    paths::p2pRunBatch(comm, host);
     host.clear();
   }
 }
@@ -52,15 +52,15 @@ void p2p(Communicator& comm, const P2PCall& call, bool onDevice) {
   } else if (onDevice) {
     ScopedDevice d(comm.device());
     if (call.isSend)
-      deviceSend(comm, call.sendBuf, call.count, call.type, call.peer, call.stream);
+      paths::deviceSend(comm, call.sendBuf, call.count, call.type, call.peer, call.stream);
     else
-      deviceRecv(comm, call.recvBuf, call.count, call.type, call.peer, call.stream);
+      paths::deviceRecv(comm, call.recvBuf, call.count, call.type, call.peer, call.stream);
   } else {
     beforeHostWork(comm);
     if (call.isSend)
-      p2pSend(comm, call.sendBuf, call.count, call.type, call.peer);
+      paths::p2pSend(comm, call.sendBuf, call.count, call.type, call.peer);
     else
-      p2pRecv(comm, call.recvBuf, call.count, call.type, call.peer);
+      paths::p2pRecv(comm, call.recvBuf, call.count, call.type, call.peer);
   }
 }
 

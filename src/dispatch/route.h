@@ -2,11 +2,11 @@
 // send/recv, whether it comes from the C API, from a group or from the NCCL
 // face (which calls the C API).
 //
-// - Host buffers: the host path (schedules over the endpoints, comm/host_colls.h
-//   and comm/p2p.h).
-// - Device buffers: the device path (comm/device_colls.h), which takes the
+// - Host buffers: the host path (schedules over the endpoints, paths/host.h
+//   and paths/p2p.h).
+// - Device buffers: the device path (paths/device.h), which takes the
 //   fused cuda_ipc kernels where every rank shares a host and the staged path
-//   (comm/staged_path.h) otherwise. Device work runs with the communicator's
+//   (paths/staged/path.h) otherwise. Device work runs with the communicator's
 //   CUDA device set.
 //
 // Ordering between paths: host work on a communicator waits until the staged

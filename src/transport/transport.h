@@ -6,39 +6,27 @@
 // the operations it waits on are complete. Nothing here blocks: waiting, with
 // its deadline, belongs to the caller (comm/progress_wait.h).
 //
-// Every message carries the operation's signature (OpSig); a receiver whose
-// posted signature differs reports mismatched collectives instead of mixing
-// data of two operations.
+// Every message carries the operation's signature (OpSig, core/op_sig.h); a
+// receiver whose posted signature differs reports mismatched collectives
+// instead of mixing data of two operations. An endpoint never knows which
+// collective a message serves: what depends on it (the single-copy
+// threshold) comes with the operation.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
+#include "core/op_sig.h"
 #include "gdrcoll.h"
 
 namespace gdr::transport {
 
-// What operation a message belongs to. Ranks must agree on it.
-struct OpSig {
-  uint8_t kind = 0;   // coll::CollKind, or kP2PKind for send/recv
-  uint8_t dtype = 0;  // gdrDataType_t
-  uint8_t op = 0;     // gdrRedOp_t (0 when not a reduction)
-  uint8_t flags = 0;
-  int32_t root = 0;
-  uint64_t count = 0;  // 0 where counts legitimately differ (alltoallv)
-  uint64_t seq = 0;    // collective sequence number on the communicator
-};
-constexpr uint8_t kP2PKind = 0xF0;
-// OpSig::flags bits.
-// The payload is already AES-GCM sealed end to end (device buffers sealed on
-// the GPU under GDR_ENCRYPT=1, security/staged_seal.h): a transport that
-// encrypts still authenticates the message's header but sends the payload as
-// it is, instead of encrypting it a second time on the CPU.
-constexpr uint8_t kSigPreSealed = 1u << 0;
-bool operator==(const OpSig& a, const OpSig& b);
-inline bool operator!=(const OpSig& a, const OpSig& b) { return !(a == b); }
-std::string describe(const OpSig& s);
+using gdr::describe;
+using gdr::kP2PKind;
+using gdr::kSigPreSealed;
+using gdr::kSingleCopyFrom;
+using gdr::OpSig;
 
 // dst[i] = op(a[i], incoming[i]) over `n` elements; dst may alias a.
 using ReduceFn = void (*)(void* dst, const void* a, const void* incoming, size_t n);
@@ -47,6 +35,7 @@ struct SendOp {
   const void* data = nullptr;
   size_t bytes = 0;
   OpSig sig;
+  size_t singleCopyFrom = kSingleCopyFrom;  // the same on both ends of a message
   bool complete = false;  // set by the transport; data may be reused after
   // transport-private progress state
   size_t sent = 0;
@@ -62,6 +51,7 @@ struct RecvOp {
   const void* reduceSrc = nullptr;
   ReduceFn fn = nullptr;
   size_t elemBytes = 1;
+  size_t singleCopyFrom = kSingleCopyFrom;  // the same on both ends of a message
   bool complete = false;
   // transport-private progress state
   size_t received = 0;

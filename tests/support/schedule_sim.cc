@@ -89,7 +89,7 @@ Shape shapeOf(const CollArgs& a) {
     case CollKind::AllGather:
       s.inElems = a.count;
       s.outElems = n * a.count;
-      // MPI_IN_PLACE: the rank's block already sits in Output (host_colls.cc).
+      // MPI_IN_PLACE: the rank's block already sits in Output (paths/host.cc).
       if (a.inPlace) s.aliasOffset = static_cast<size_t>(a.rank) * a.count;
       break;
     case CollKind::ReduceScatter:

@@ -6,13 +6,11 @@
 #include <cstring>
 #include <vector>
 
-#include "collectives/schedule.h"
-#include "comm/host_colls.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/params.h"
 
-namespace gdr::ipc {
+namespace gdr::transport::cuda_ipc {
 
 namespace {
 
@@ -45,47 +43,46 @@ cudaError_t mapSameProcess(int myDevice, const HandleRecord& peer) {
   return rc;
 }
 
-// All-gather of fixed-size records over the communicator's own (host)
-// transport: set-up traffic only, before any device kernel runs.
 template <typename T>
-std::vector<T> allgather(Communicator& comm, const T& mine) {
-  std::vector<T> all(comm.size());
-  CollCall call{coll::CollKind::AllGather, &mine, all.data(), sizeof(T), gdrUint8};
-  runHostCollective(comm, call);
+std::vector<T> allgather(const IpcPeers& peers, const T& mine) {
+  std::vector<T> all(peers.size);
+  peers.allgather(&mine, all.data(), sizeof(T));
   return all;
 }
 
-bool ranksFit(Communicator& comm, std::string* why) {
+bool ranksFit(const IpcPeers& peers, std::string* why) {
   if (!param::getBool("GDR_CUDA_IPC")) return *why = "GDR_CUDA_IPC=0", false;
-  if (comm.config().transport == "socket") return *why = "GDR_TRANSPORT=socket forces the staged path", false;
-  if (comm.size() > kMaxLocalRanks)
-    return *why = strprintf("%d ranks (the cuda_ipc kernels join at most %d)", comm.size(), kMaxLocalRanks), false;
-  for (int r = 0; r < comm.size(); ++r)
-    if (!comm.sameHost(r)) return *why = strprintf("rank %d is on another host", r), false;
+  if (peers.socketForced) return *why = "GDR_TRANSPORT=socket forces the staged path", false;
+  if (peers.size > kMaxLocalRanks)
+    return *why = strprintf("%d ranks (the cuda_ipc kernels join at most %d)", peers.size,
+                            kMaxLocalRanks),
+           false;
+  if (peers.firstRemote >= 0)
+    return *why = strprintf("rank %d is on another host", peers.firstRemote), false;
   return true;
 }
 
 }  // namespace
 
-std::unique_ptr<IpcContext> IpcContext::create(Communicator& comm, std::string* whyNot) {
+std::unique_ptr<IpcContext> IpcContext::create(const IpcPeers& peers, std::string* whyNot) {
   std::unique_ptr<IpcContext> ctx(new IpcContext());
   IpcView& v = ctx->view_;
-  v.rank = comm.rank();
-  v.nranks = comm.size();
+  v.rank = peers.rank;
+  v.nranks = peers.size;
   v.chunkBytes = static_cast<size_t>(param::getInt("GDR_CUDA_IPC_CHUNK_BYTES"));
   v.maxBlocks = static_cast<int>(param::getInt("GDR_CUDA_IPC_BLOCKS"));
   if (v.chunkBytes < 4096 || v.chunkBytes % 16 != 0)
     throw InvalidArgument("GDR_CUDA_IPC_CHUNK_BYTES must be a multiple of 16, at least 4096");
   if (v.maxBlocks < 1 || v.maxBlocks > kMaxBlocks)
     throw InvalidArgument(strprintf("GDR_CUDA_IPC_BLOCKS must be in [1, %d]", kMaxBlocks));
-  v.timeoutNs = static_cast<unsigned long long>(comm.config().timeoutMs) * 1000000ull;
+  v.timeoutNs = static_cast<unsigned long long>(peers.timeoutMs) * 1000000ull;
 
   std::string why;
   HandleRecord mine{};
-  if (ranksFit(comm, &why)) {
+  if (ranksFit(peers, &why)) {
     auto step = [&](cudaError_t rc, const char* what) {
       if (rc == cudaSuccess) return true;
-      why = strprintf("rank %d: %s: %s", comm.rank(), what, cudaGetErrorString(rc));
+      why = strprintf("rank %d: %s: %s", peers.rank, what, cudaGetErrorString(rc));
       cudaGetLastError();
       return false;
     };
@@ -107,7 +104,7 @@ std::unique_ptr<IpcContext> IpcContext::create(Communicator& comm, std::string* 
     mine.pid = static_cast<int32_t>(getpid());
     mine.ptr = reinterpret_cast<uint64_t>(ctx->own_);
   }
-  std::vector<HandleRecord> all = allgather(comm, mine);
+  std::vector<HandleRecord> all = allgather(peers, mine);
   int32_t opened = 1;
   for (int r = 0; r < v.nranks; ++r) {
     if (!all[r].ok) {
@@ -142,7 +139,7 @@ std::unique_ptr<IpcContext> IpcContext::create(Communicator& comm, std::string* 
     }
     v.base[r] = static_cast<char*>(ctx->mapped_[r]);
   }
-  std::vector<int32_t> agreed = allgather(comm, opened);
+  std::vector<int32_t> agreed = allgather(peers, opened);
   for (int r = 0; r < v.nranks; ++r)
     if (!agreed[r]) {
       if (why.empty()) why = strprintf("rank %d could not map its peers' IPC memory", r);
@@ -170,4 +167,4 @@ IpcContext::~IpcContext() {
   cudaGetLastError();
 }
 
-}  // namespace gdr::ipc
+}  // namespace gdr::transport::cuda_ipc

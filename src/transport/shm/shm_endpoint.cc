@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include "collectives/schedule.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "transport/peer_liveness.h"
@@ -14,35 +13,12 @@
 
 namespace gdr::transport::shm {
 
-// From what size a message goes single-copy (the receiver reads the sender's
-// buffer: one copy instead of two, but the sender's send completes only once
-// it has been read). Measured on the 2-core machine against the FIFO path
-// (bench/results/host-2core.md, session 4):
-// - all-gather, all-to-all(v), reduce-scatter: every rank sends and receives
-//   as much at once, so finishing a send early gains nothing: from 64 KiB;
-// - reduce: the receiver adds what arrives; through the FIFO the sender's
-//   copy runs beside the receiver's reduction, and the non-root is otherwise
-//   idle: from 1 MiB;
-// - all-reduce, broadcast, send/recv, barrier: from 256 KiB.
-size_t cmaThresholdFor(const OpSig& sig, int64_t forced) {
-  if (forced >= 0) return static_cast<size_t>(forced);
-  using coll::CollKind;
-  if (sig.kind == kP2PKind) return 256 * 1024;
-  switch (static_cast<CollKind>(sig.kind)) {
-    case CollKind::AllGather:
-    case CollKind::AllToAll:
-    case CollKind::AllToAllv:
-    case CollKind::ReduceScatter:
-      return 64 * 1024;
-    case CollKind::Reduce:
-      return 1024 * 1024;
-    default:
-      return 256 * 1024;
-  }
+size_t singleCopyFrom(size_t wanted, int64_t forced) {
+  return forced >= 0 ? static_cast<size_t>(forced) : wanted;
 }
 
-LaneId laneFor(size_t bytes, const OpSig& sig, int64_t forcedCma) {
-  return bytes <= kSmallBytes && bytes < cmaThresholdFor(sig, forcedCma) ? kSmallLane : kMainLane;
+LaneId laneFor(size_t bytes, size_t wanted, int64_t forcedCma) {
+  return bytes <= kSmallBytes && bytes < singleCopyFrom(wanted, forcedCma) ? kSmallLane : kMainLane;
 }
 
 ShmEndpoint::ShmEndpoint(const ShmEndpointConfig& cfg) : cfg_(cfg) {
@@ -79,7 +55,8 @@ bool ShmEndpoint::progressSends() {
     slot->msgBytes = op->bytes;
     slot->msgNo = sendMsgNo_;
     bool done;
-    if (id == kMainLane && cfg_.cma && op->bytes >= cmaThresholdFor(op->sig, cfg_.cmaThreshold)) {
+    if (id == kMainLane && cfg_.cma &&
+        op->bytes >= singleCopyFrom(op->singleCopyFrom, cfg_.cmaThreshold)) {
       slot->flags = kSlotCma;
       const uint64_t addr = reinterpret_cast<uintptr_t>(op->data);
       std::memcpy(slot->inl, &addr, sizeof(addr));

@@ -27,20 +27,20 @@ struct ShmEndpointConfig {
   uint32_t outToPeer = 0;
   bool cma = false;       // single-copy reads of the peer's memory work
   // Messages at least this large are read by the receiver with one
-  // process_vm_readv (GDR_SHM_CMA_THRESHOLD); negative: by the message's
-  // collective (cmaThresholdFor in shm_endpoint.cc).
+  // process_vm_readv (GDR_SHM_CMA_THRESHOLD); negative: what each operation
+  // asks for (SendOp/RecvOp::singleCopyFrom).
   int64_t cmaThreshold = -1;
 };
 
-// The size from which a message of `sig` goes single-copy: `forced` when it
-// is >= 0 (GDR_SHM_CMA_THRESHOLD), else by the message's collective.
-size_t cmaThresholdFor(const OpSig& sig, int64_t forced);
+// The size from which a message goes single-copy: `forced` when it is >= 0
+// (GDR_SHM_CMA_THRESHOLD), else what its operation asks for (`wanted`).
+size_t singleCopyFrom(size_t wanted, int64_t forced);
 
 // The lane a message of `bytes` takes: the small one when it fits and does
 // not go single-copy. Both ends decide alike from what they both know (the
-// size, the collective, GDR_SHM_CMA_THRESHOLD), never from what one end's
-// kernel allows.
-LaneId laneFor(size_t bytes, const OpSig& sig, int64_t forcedCma);
+// size, the operation's threshold, GDR_SHM_CMA_THRESHOLD), never from what
+// one end's kernel allows.
+LaneId laneFor(size_t bytes, size_t wanted, int64_t forcedCma);
 
 class ShmEndpoint final : public Endpoint {
  public:
@@ -53,12 +53,12 @@ class ShmEndpoint final : public Endpoint {
   // endpoints. (Receives stay in progress(), inside the wait that names the
   // step when a message does not match.)
   void postSend(SendOp* op) override {
-    op->lane = laneFor(op->bytes, op->sig, cfg_.cmaThreshold);
+    op->lane = laneFor(op->bytes, op->singleCopyFrom, cfg_.cmaThreshold);
     sends_.push_back(op);
     if (op->lane == kSmallLane && sends_.size() == 1) progressSends();
   }
   void postRecv(RecvOp* op) override {
-    op->lane = laneFor(op->bytes, op->sig, cfg_.cmaThreshold);
+    op->lane = laneFor(op->bytes, op->singleCopyFrom, cfg_.cmaThreshold);
     recvs_.push_back(op);
   }
   bool progress() override;

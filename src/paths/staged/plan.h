@@ -18,7 +18,7 @@
 //
 // Sealed plans (GDR_ENCRYPT=1, data-movement only: broadcast, all-gather,
 // all-to-all, send/receive): each row a copy moves is sealed by the GPU on
-// its way out and opened after it lands (comm/staged_seal.h). On the host
+// its way out and opened after it lands (paths/staged/seal.h). On the host
 // every row is followed by its 16-byte tag, and the host part moves rows and
 // tags as bytes, marked pre-sealed so transports do not encrypt them again.
 // Reductions cannot be sealed end to end (the host adds the data), so they
@@ -32,20 +32,20 @@
 #include <vector>
 
 #include "core/call.h"
-#include "security/staged_nonce.h"
+#include "paths/staged/nonce.h"
 
-namespace gdr::staged {
+namespace gdr::paths::staged {
 
 // Which nonce and key row r of a sealed copy uses: `first` with its dest
 // advanced by r * destStep (unless it is every rank), under the key of rank
 // origin + r * originStep.
 struct RowSeal {
   bool on = false;
-  security::SealId first;
+  SealId first;
   int origin = 0, originStep = 0, destStep = 0;
-  security::SealId id(size_t r) const {
-    security::SealId s = first;
-    if (s.dest != security::kSealAllRanks) s.dest += static_cast<int>(r) * destStep;
+  SealId id(size_t r) const {
+    SealId s = first;
+    if (s.dest != kSealAllRanks) s.dest += static_cast<int>(r) * destStep;
     return s;
   }
   int originOf(size_t r) const { return origin + static_cast<int>(r) * originStep; }
@@ -121,4 +121,4 @@ using HostGroupFn = std::function<void(const std::vector<HostMsg>&)>;
 std::unique_ptr<Plan> planP2P(std::vector<P2PItem> items, size_t chunkBytes, HostGroupFn run, int rank = 0,
                               bool seal = false);
 
-}  // namespace gdr::staged
+}  // namespace gdr::paths::staged

@@ -1,4 +1,4 @@
-#include "comm/staged_seal.h"
+#include "paths/staged/seal.h"
 
 #if GDR_HAVE_CUDA
 
@@ -13,10 +13,10 @@
 #include "core/cuda.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "paths/staged/nonce.h"
 #include "security/gpu_aes_gcm.h"
-#include "security/staged_nonce.h"
 
-namespace gdr::staged {
+namespace gdr::paths::staged {
 
 namespace {
 
@@ -48,7 +48,7 @@ struct GpuSealer::Impl {
     auto& k = keys[origin];
     if (!k) {
       uint8_t raw[security::kKeyBytes];
-      security::sealOriginKey(comm.jobSecret(), origin, raw);
+      sealOriginKey(comm.jobSecret(), origin, raw);
       try {
         k = std::make_unique<security::GpuGcmKey>(raw);
       } catch (...) {
@@ -91,15 +91,15 @@ GpuSealer::~GpuSealer() {
 
 uint32_t GpuSealer::nextCollectiveSeq() {
   std::lock_guard<std::mutex> g(impl_->mu);
-  return security::takeSealSeq(impl_->collSeq);
+  return takeSealSeq(impl_->collSeq);
 }
 uint32_t GpuSealer::nextSendSeq(int peer) {
   std::lock_guard<std::mutex> g(impl_->mu);
-  return security::takeSealSeq(impl_->sendSeq.at(peer));
+  return takeSealSeq(impl_->sendSeq.at(peer));
 }
 uint32_t GpuSealer::nextRecvSeq(int peer) {
   std::lock_guard<std::mutex> g(impl_->mu);
-  return security::takeSealSeq(impl_->recvSeq.at(peer));
+  return takeSealSeq(impl_->recvSeq.at(peer));
 }
 
 void GpuSealer::seal(Copy2D& c, char* host, char* devSlot, void* stream) {
@@ -107,7 +107,7 @@ void GpuSealer::seal(Copy2D& c, char* host, char* devSlot, void* stream) {
   char* scratch = devSlot + c.hostOff;
   for (size_t r = 0; r < c.rows; ++r) {
     uint8_t iv[12];
-    security::sealNonce(c.seal.id(r), iv);
+    sealNonce(c.seal.id(r), iv);
     uint8_t* tag = reinterpret_cast<uint8_t*>(host + c.hostOff + r * c.hostPitch + c.width);
     checkCuda(security::gpuAesGcmSeal(impl_->key(c.seal.originOf(r)), iv, nullptr, 0,
                                       c.dev + r * c.devPitch, scratch + r * c.hostPitch, c.width,
@@ -122,7 +122,7 @@ void GpuSealer::open(const Copy2D& c, const char* host, OpenLog& log, void* stre
   auto s = static_cast<cudaStream_t>(stream);
   for (size_t r = 0; r < c.rows; ++r) {
     uint8_t iv[12];
-    security::sealNonce(c.seal.id(r), iv);
+    sealNonce(c.seal.id(r), iv);
     const int origin = c.seal.originOf(r);
     const auto* tag = reinterpret_cast<const uint8_t*>(host + c.hostOff + r * c.hostPitch + c.width);
     uint32_t* st = impl_->takeStatus();
@@ -157,6 +157,6 @@ void GpuSealer::release(const OpenLog& log) {
   }
 }
 
-}  // namespace gdr::staged
+}  // namespace gdr::paths::staged
 
 #endif  // GDR_HAVE_CUDA

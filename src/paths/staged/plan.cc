@@ -1,4 +1,4 @@
-#include "progress/staged_plan.h"
+#include "paths/staged/plan.h"
 
 #include <algorithm>
 #include <utility>
@@ -6,7 +6,7 @@
 #include "core/datatype.h"
 #include "core/error.h"
 
-namespace gdr::staged {
+namespace gdr::paths::staged {
 
 namespace {
 
@@ -28,11 +28,9 @@ Copy2D linear(char* dev, bool hostIn, size_t hostOff, size_t bytes) {
   return c;
 }
 
-using security::kSealTagBytes;
-
 // Row r of `c` sealed by origin + r * originStep, under nonce `first` with
 // its dest advanced by r * destStep.
-Copy2D sealedRows(Copy2D c, security::SealId first, int origin, int originStep, int destStep) {
+Copy2D sealedRows(Copy2D c, SealId first, int origin, int originStep, int destStep) {
   c.hostPitch = c.width + kSealTagBytes;
   c.seal.on = true;
   c.seal.first = first;
@@ -177,9 +175,9 @@ class CollPlan final : public Plan {
                         char* input) const {
     // This segment's nonce for rows to `dest` (all-to-all's rows: 0 + r).
     auto to = [&](int dest) {
-      return security::SealId{security::kSealCollective, dest, sealSeq_, static_cast<uint32_t>(k)};
+      return SealId{kSealCollective, dest, sealSeq_, static_cast<uint32_t>(k)};
     };
-    const security::SealId all = to(security::kSealAllRanks);
+    const SealId all = to(kSealAllRanks);
     h.type = gdrUint8;
     h.count = bytes + tag_;
     h.preSealed = true;
@@ -260,8 +258,9 @@ class P2PPlan final : public Plan {
       if (len) {
         Copy2D c = linear(it.buf + a, it.isSend, off, len);
         if (tag)
-          c = sealedRows(c, {security::kSealP2P, it.isSend ? it.peer : me_, it.sealSeq, static_cast<uint32_t>(k)},
-                         it.isSend ? me_ : it.peer, 0, 0);
+          c = sealedRows(
+              c, {kSealP2P, it.isSend ? it.peer : me_, it.sealSeq, static_cast<uint32_t>(k)},
+              it.isSend ? me_ : it.peer, 0, 0);
         (it.isSend ? s.toHost : s.toDevice).push_back(c);
       }
       // The host pointer is an offset here; host() adds the slot's base.
@@ -301,4 +300,4 @@ std::unique_ptr<Plan> planP2P(std::vector<P2PItem> items, size_t chunkBytes, Hos
   return std::make_unique<P2PPlan>(std::move(items), chunkBytes, std::move(run), rank, seal);
 }
 
-}  // namespace gdr::staged
+}  // namespace gdr::paths::staged

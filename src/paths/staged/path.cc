@@ -1,4 +1,4 @@
-#include "comm/staged_path.h"
+#include "paths/staged/path.h"
 
 #include <atomic>
 #include <memory>
@@ -15,106 +15,24 @@
 #include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
 
-#include "comm/p2p.h"
-#include "comm/staged_seal.h"
+#include "paths/p2p.h"
+#include "paths/staged/driver.h"
+#include "paths/staged/seal.h"
+#include "paths/staged/slots.h"
 #include "progress/progress_engine.h"
 #include "security/aead.h"
 #endif
 
-namespace gdr {
+namespace gdr::paths::staged {
 
 #if GDR_HAVE_CUDA
 
 namespace {
 
 using progress::Deadline;
-using staged::Copy2D;
-using staged::GpuSealer;
-using staged::Plan;
-using staged::Segment;
 
 constexpr size_t kRing = 256;          // operations in flight per communicator
 constexpr size_t kCaptureWords = 512;  // captured operations per communicator (2 words each)
-constexpr size_t kSlots = 4;           // pipeline depth (segments in flight)
-
-// Driver entry points through the runtime: the library does not link
-// libcuda, so it loads where no driver is installed.
-struct DriverApi {
-  PFN_cuStreamWriteValue32_v11070 writeValue32 = nullptr;
-  PFN_cuStreamWaitValue32_v11070 waitValue32 = nullptr;
-  PFN_cuGetErrorString_v6000 errorString = nullptr;
-};
-
-const DriverApi& driver() {
-  static const DriverApi api = [] {
-    DriverApi a;
-    auto get = [](const char* name, int version, void** fn) {
-      cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-      cudaError_t rc = cudaGetDriverEntryPointByVersion(name, fn, version, cudaEnableDefault, &q);
-      if (rc != cudaSuccess || q != cudaDriverEntryPointSuccess || !*fn) {
-        cudaGetLastError();
-        *fn = nullptr;
-      }
-    };
-    get("cuStreamWriteValue32", 11070, reinterpret_cast<void**>(&a.writeValue32));
-    get("cuStreamWaitValue32", 11070, reinterpret_cast<void**>(&a.waitValue32));
-    get("cuGetErrorString", 6000, reinterpret_cast<void**>(&a.errorString));
-    return a;
-  }();
-  if (!api.writeValue32 || !api.waitValue32)
-    throw NotSupported("the CUDA driver lacks cuStreamWriteValue32/cuStreamWaitValue32, which the staged path needs");
-  return api;
-}
-
-void cuOk(CUresult rc, const char* what) {
-  if (rc != CUDA_SUCCESS) {
-    const char* s = nullptr;
-    if (driver().errorString) driver().errorString(rc, &s);
-    throw Error(gdrCudaError, strprintf("%s: %s (staged path)", what, s ? s : "unknown CUDA driver error"));
-  }
-}
-
-// Set-up calls (allocations) are legal while a stream of this thread is
-// being captured only in relaxed mode.
-struct RelaxedCapture {
-  cudaStreamCaptureMode prev = cudaStreamCaptureModeRelaxed;
-  RelaxedCapture() { cudaThreadExchangeStreamCaptureMode(&prev); }
-  ~RelaxedCapture() { cudaThreadExchangeStreamCaptureMode(&prev); }
-};
-
-// Pinned buffers of the pipeline: an in and an out buffer per slot, and
-// (GPU sealing only, made on first use) a device buffer per slot that rows
-// are sealed into before they are copied out.
-struct SlotSet {
-  size_t bytes = 0;
-  char* in[kSlots] = {};
-  char* out[kSlots] = {};
-  char* sealDev[kSlots] = {};
-  explicit SlotSet(size_t b) : bytes(b) {
-    RelaxedCapture relaxed;
-    for (size_t i = 0; i < kSlots; ++i) {
-      checkCuda(cudaHostAlloc(reinterpret_cast<void**>(&in[i]), bytes, cudaHostAllocPortable),
-                "cudaHostAlloc (staged path)");
-      checkCuda(cudaHostAlloc(reinterpret_cast<void**>(&out[i]), bytes, cudaHostAllocPortable),
-                "cudaHostAlloc (staged path)");
-    }
-  }
-  ~SlotSet() {
-    for (size_t i = 0; i < kSlots; ++i) {
-      if (in[i]) cudaFreeHost(in[i]);
-      if (out[i]) cudaFreeHost(out[i]);
-      if (sealDev[i]) cudaFree(sealDev[i]);
-    }
-  }
-  // Sealed operations are never captured and are queued under the enqueue
-  // lock, so this is never called concurrently.
-  char* sealBuf(size_t sl) {
-    if (!sealDev[sl])
-      checkCuda(cudaMalloc(reinterpret_cast<void**>(&sealDev[sl]), bytes),
-                "cudaMalloc (sealing) (staged path)");
-    return sealDev[sl];
-  }
-};
 
 class StagedContext;
 
@@ -196,7 +114,7 @@ class StagedContext final : public PathState {
   // The GPU sealer when an operation on a stream in capture state `cs` is
   // to be sealed, else null.
   GpuSealer* sealerFor(cudaStreamCaptureStatus cs) {
-    if (!sealing_ || cs != cudaStreamCaptureStatusNone) return nullptr;  // captured: see staged_seal.h
+    if (!sealing_ || cs != cudaStreamCaptureStatusNone) return nullptr;  // captured: see seal.h
     std::lock_guard<std::mutex> g(mu_);
     if (!sealer_) sealer_ = std::make_unique<GpuSealer>(comm_);
     return sealer_.get();
@@ -441,7 +359,7 @@ StagedContext& contextFor(Communicator& comm) {
 
 }  // namespace
 
-void runStagedCollective(Communicator& comm, const CollCall& call, void* stream) {
+void runCollective(Communicator& comm, const CollCall& call, void* stream) {
   StagedContext& ctx = contextFor(comm);
   const auto s = static_cast<cudaStream_t>(stream);
   const cudaStreamCaptureStatus cs = captureOf(s);
@@ -457,7 +375,7 @@ void runStagedCollective(Communicator& comm, const CollCall& call, void* stream)
   ctx.enqueue(std::move(plan), s, cs);
 }
 
-void runStagedP2P(Communicator& comm, std::vector<staged::P2PItem> items, void* stream) {
+void runP2P(Communicator& comm, std::vector<P2PItem> items, void* stream) {
   StagedContext& ctx = contextFor(comm);
   const auto s = static_cast<cudaStream_t>(stream);
   const cudaStreamCaptureStatus cs = captureOf(s);
@@ -483,20 +401,20 @@ void runStagedP2P(Communicator& comm, std::vector<staged::P2PItem> items, void* 
   ctx.enqueue(std::move(plan), s, cs);
 }
 
-void waitStagedIdle(Communicator& comm) {
+void waitIdle(Communicator& comm) {
   if (StagedContext* ctx = comm.stagedPath().find<StagedContext>()) ctx->engine().waitIdle();
 }
 
 #else  // no CUDA: no device buffers reach this path
 
-void runStagedCollective(Communicator&, const CollCall&, void*) {
+void runCollective(Communicator&, const CollCall&, void*) {
   throw NotSupported("this build of gdrcoll has no CUDA support");
 }
-void runStagedP2P(Communicator&, std::vector<staged::P2PItem>, void*) {
+void runP2P(Communicator&, std::vector<P2PItem>, void*) {
   throw NotSupported("this build of gdrcoll has no CUDA support");
 }
-void waitStagedIdle(Communicator&) {}
+void waitIdle(Communicator&) {}
 
 #endif
 
-}  // namespace gdr
+}  // namespace gdr::paths::staged

@@ -1,9 +1,10 @@
-#include "collectives/schedule.h"
+#include "core/op_sig.h"
+
+#include "core/call.h"
 #include "core/datatype.h"
 #include "core/error.h"
-#include "transport/transport.h"
 
-namespace gdr::transport {
+namespace gdr {
 
 bool operator==(const OpSig& a, const OpSig& b) {
   return a.kind == b.kind && a.dtype == b.dtype && a.op == b.op && a.flags == b.flags &&
@@ -18,16 +19,16 @@ std::string describe(const OpSig& s) {
       s.dtype < gdrNumTypes ? gdr::typeName(static_cast<gdrDataType_t>(s.dtype)) : "unknown type";
   if (s.kind == kP2PKind)
     return strprintf("send/recv of %llu %s", (unsigned long long)s.count, type);
-  auto kind = static_cast<coll::CollKind>(s.kind);
-  std::string out = strprintf("%s #%llu (%s", coll::collName(kind), (unsigned long long)s.seq, type);
-  if (kind == coll::CollKind::AllReduce || kind == coll::CollKind::Reduce ||
-      kind == coll::CollKind::ReduceScatter)
-    out += strprintf(", %s", s.op < 5 ? kOps[s.op] : "?");
-  if (kind != coll::CollKind::AllToAllv && kind != coll::CollKind::Barrier)
+  // traitsOf names an out-of-range kind "unknown" (a peer's byte, as above).
+  const auto kind = static_cast<CollKind>(s.kind);
+  const CollTraits& t = traitsOf(kind);
+  std::string out = strprintf("%s #%llu (%s", t.name, (unsigned long long)s.seq, type);
+  if (t.reduces) out += strprintf(", %s", s.op < 5 ? kOps[s.op] : "?");
+  const bool known = s.kind < kNumCollKinds;
+  if (!known || (t.layout != Layout::Vectors && t.layout != Layout::None))
     out += strprintf(", count %llu", (unsigned long long)s.count);
-  if (kind == coll::CollKind::Broadcast || kind == coll::CollKind::Reduce)
-    out += strprintf(", root %d", s.root);
+  if (t.rooted) out += strprintf(", root %d", s.root);
   return out + ")";
 }
 
-}  // namespace gdr::transport
+}  // namespace gdr

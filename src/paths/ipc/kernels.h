@@ -1,5 +1,7 @@
 // Fused collective kernels over CUDA IPC (GPUs of one host, NVLink or PCIe
-// peer access). One kernel does a whole collective on the caller's stream.
+// peer access). One kernel does a whole collective on the caller's stream,
+// over the peer-mapped memory of the cuda_ipc back end
+// (transport/cuda_ipc/ipc_view.h describes it and the barrier).
 //
 // Shape (push model, the way NCCL's simple protocol and MSCCL++'s packet
 // kernels move data): every rank owns one peer-mapped allocation holding
@@ -8,21 +10,6 @@
 // data straight into the receiver's staging (NVLink stores), then runs a
 // barrier with the peers the unit involves, then reads what peers stored
 // into its own staging and reduces or copies it to the user's buffer.
-//
-// Barrier: per (block, peer) epoch counters kept in device memory, so a
-// kernel needs no host-side sequence number and can be captured in a CUDA
-// graph and replayed. Thread p of the block bumps the epoch it shares with
-// peer p, stores it into peer p's flag word (release, system scope) and
-// spins on its own flag word from p (acquire) until p has stored the same
-// epoch. Data stored before the barrier of epoch e lives in staging region
-// e % 2 and is consumed before the next barrier with that peer, so two
-// regions suffice: a writer can only reach region e % 2 again after the
-// reader has passed barrier e + 1.
-//
-// Layout of rank r's allocation: flags [kMaxBlocks][kMaxLocalRanks] (written
-// by peers), then staging [2 regions][nranks source slots][kMaxBlocks]
-// [chunkBytes]. Blocks never share a staging chunk, whatever the grid size of
-// a kernel, so kernels of different grid sizes can follow each other.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -31,28 +18,14 @@
 #include <cstdint>
 
 #include "gdrcoll.h"
+#include "transport/cuda_ipc/ipc_view.h"
 
-namespace gdr::ipc {
+namespace gdr::paths::ipc {
 
-constexpr int kMaxLocalRanks = 8;
-constexpr int kMaxBlocks = 256;
-constexpr size_t kFlagBytes = 65536;  // >= kMaxBlocks * kMaxLocalRanks * 8, keeps staging aligned
-
-// What a kernel needs to reach every rank's memory (by value: no host state).
-struct IpcView {
-  int rank = 0;
-  int nranks = 1;
-  int maxBlocks = kMaxBlocks;        // grid cap (GDR_CUDA_IPC_BLOCKS)
-  size_t chunkBytes = 0;             // a multiple of 16
-  char* base[kMaxLocalRanks] = {};   // each rank's allocation, mapped here
-  uint64_t* epochs = nullptr;        // own, [kMaxBlocks][kMaxLocalRanks], device memory
-  unsigned* errorWord = nullptr;     // host-mapped: non-zero after a device-side timeout
-  unsigned long long timeoutNs = 0;  // per barrier wait
-};
-
-inline size_t allocationBytes(int nranks, size_t chunkBytes) {
-  return kFlagBytes + 2 * static_cast<size_t>(nranks) * kMaxBlocks * chunkBytes;
-}
+using transport::cuda_ipc::IpcView;
+using transport::cuda_ipc::kFlagBytes;
+using transport::cuda_ipc::kMaxBlocks;
+using transport::cuda_ipc::kMaxLocalRanks;
 
 // Pairwise exchange: for each peer p, send sendBytes[p] from src[p] into
 // peer p's dst for this rank, and receive recvBytes[p] from p into dst[p].
@@ -87,4 +60,4 @@ cudaError_t launchReduce(const IpcView& v, const ReduceCall& c, cudaStream_t str
 // A barrier among all ranks, on the stream.
 cudaError_t launchBarrier(const IpcView& v, cudaStream_t stream);
 
-}  // namespace gdr::ipc
+}  // namespace gdr::paths::ipc

@@ -1,9 +1,8 @@
-// The fused IPC kernels; the protocol is described in ipc_kernels.h.
-#include "transport/cuda_ipc/ipc_kernels.h"
-
+// The fused IPC kernels; the protocol is described in kernels.h and transport/cuda_ipc/ipc_view.h.
 #include "device/vec_copy.cuh"
+#include "paths/ipc/kernels.h"
 
-namespace gdr::ipc {
+namespace gdr::paths::ipc {
 
 namespace {
 
@@ -54,7 +53,7 @@ __device__ void saveEpochs(const IpcView& v, const BlockEpochs& ep) {
   if (threadIdx.x < kMaxLocalRanks) v.epochs[blockIdx.x * kMaxLocalRanks + threadIdx.x] = ep.e[threadIdx.x];
 }
 
-// Barrier of this block with the peers in `mask` (see ipc_kernels.h). A wait
+// Barrier of this block with the peers in `mask` (see transport/cuda_ipc/ipc_view.h). A wait
 // past the deadline records the peer in the host-mapped error word and gives
 // up, so a dead peer fails the communicator instead of hanging the GPU.
 __device__ void barrier(const IpcView& v, unsigned mask, BlockEpochs& ep) {
@@ -265,4 +264,4 @@ cudaError_t launchBarrier(const IpcView& v, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-}  // namespace gdr::ipc
+}  // namespace gdr::paths::ipc

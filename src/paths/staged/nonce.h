@@ -1,5 +1,5 @@
 // Keys and nonces of device buffers sealed on the GPU for the staged path
-// (GDR_ENCRYPT=1; comm/staged_seal.h does the sealing).
+// (GDR_ENCRYPT=1; paths/staged/seal.h does the sealing).
 //
 // A row the GPU seals may be forwarded by other ranks (a ring all-gather) and
 // opened by any rank of the communicator, so it is sealed end to end under
@@ -22,7 +22,7 @@
 
 #include "security/job_secret.h"
 
-namespace gdr::security {
+namespace gdr::paths::staged {
 
 enum SealDomain : uint8_t { kSealCollective = 1, kSealP2P = 2 };
 constexpr int kSealAllRanks = -1;
@@ -38,8 +38,8 @@ struct SealId {
 
 // Throws InvalidArgument for a rank the nonce cannot name.
 void sealNonce(const SealId& id, uint8_t iv[12]);
-void sealOriginKey(const JobSecret& secret, int origin, uint8_t key[kKeyBytes]);
+void sealOriginKey(const security::JobSecret& secret, int origin, uint8_t key[security::kKeyBytes]);
 // The next sequence number of a counter; throws before it would wrap.
 uint32_t takeSealSeq(uint32_t& next);
 
-}  // namespace gdr::security
+}  // namespace gdr::paths::staged

@@ -10,11 +10,11 @@
 #include "comm/comm.h"
 #include "core/call.h"
 
-namespace gdr {
+namespace gdr::paths {
 
 void p2pSend(Communicator& comm, const void* buf, size_t count, gdrDataType_t type, int peer);
 void p2pRecv(Communicator& comm, void* buf, size_t count, gdrDataType_t type, int peer);
 // Host buffers: posts every request, then waits for all; throws the first error.
 void p2pRunBatch(Communicator& comm, const std::vector<P2PCall>& reqs);
 
-}  // namespace gdr
+}  // namespace gdr::paths

@@ -6,8 +6,8 @@
 #include "comm/comm.h"
 #include "core/call.h"
 
-namespace gdr {
+namespace gdr::paths {
 
 void runHostCollective(Communicator& comm, const CollCall& call);
 
-}  // namespace gdr
+}  // namespace gdr::paths

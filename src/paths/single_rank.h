@@ -7,9 +7,9 @@
 
 #include <cstddef>
 
-#include "comm/host_colls.h"
+#include "paths/host.h"
 
-namespace gdr {
+namespace gdr::paths {
 
 struct SingleRankCopy {
   void* dst = nullptr;
@@ -20,4 +20,4 @@ struct SingleRankCopy {
 // What `call` amounts to on a one-rank communicator.
 SingleRankCopy singleRankCopy(const CollCall& call);
 
-}  // namespace gdr
+}  // namespace gdr::paths

@@ -1,8 +1,8 @@
-#include "comm/single_rank.h"
+#include "paths/single_rank.h"
 
 #include "core/datatype.h"
 
-namespace gdr {
+namespace gdr::paths {
 
 SingleRankCopy singleRankCopy(const CollCall& call) {
   using coll::CollKind;
@@ -28,4 +28,4 @@ SingleRankCopy singleRankCopy(const CollCall& call) {
   return c;
 }
 
-}  // namespace gdr
+}  // namespace gdr::paths

@@ -1,4 +1,4 @@
-#include "comm/host_colls.h"
+#include "paths/host.h"
 
 #include <algorithm>
 #include <cstring>
@@ -7,11 +7,11 @@
 
 #include "collectives/executor.h"
 #include "collectives/reduce_host.h"
-#include "comm/single_rank.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "paths/single_rank.h"
 
-namespace gdr {
+namespace gdr::paths {
 
 namespace {
 
@@ -190,4 +190,4 @@ void runHostCollective(Communicator& comm, const CollCall& call) {
   }
 }
 
-}  // namespace gdr
+}  // namespace gdr::paths

@@ -1,4 +1,4 @@
-#include "comm/p2p.h"
+#include "paths/p2p.h"
 
 #include <cstring>
 #include <deque>
@@ -9,7 +9,7 @@
 #include "core/datatype.h"
 #include "core/error.h"
 
-namespace gdr {
+namespace gdr::paths {
 
 namespace {
 
@@ -133,4 +133,4 @@ void p2pRunBatch(Communicator& comm, const std::vector<P2PCall>& reqs) {
   runBatch(ops);
 }
 
-}  // namespace gdr
+}  // namespace gdr::paths

@@ -1,7 +1,7 @@
 // GDR_ENCRYPT=1 for device buffers on the staged path: the GPU seals each
-// row of a sealed plan (progress/staged_plan.h) before it leaves the device
+// row of a sealed plan (paths/staged/plan.h) before it leaves the device
 // and opens it after it lands, with the AES-256-GCM kernels of
-// security/gpu_aes_gcm.h, keys and nonces from security/staged_nonce.h.
+// security/gpu_aes_gcm.h, keys and nonces from paths/staged/nonce.h.
 //
 // On the caller's stream, per row: seal from the user's buffer into a device
 // scratch laid out like the host slot, the tag written straight into the
@@ -28,9 +28,9 @@
 #include <vector>
 
 #include "comm/comm.h"
-#include "progress/staged_plan.h"
+#include "paths/staged/plan.h"
 
-namespace gdr::staged {
+namespace gdr::paths::staged {
 
 // The opens of one operation: where each row's status goes, whose row it was.
 struct OpenLog {
@@ -50,7 +50,7 @@ class GpuSealer {
   GpuSealer(const GpuSealer&) = delete;
   GpuSealer& operator=(const GpuSealer&) = delete;
 
-  // The next sequence numbers (see security/staged_nonce.h).
+  // The next sequence numbers (see paths/staged/nonce.h).
   uint32_t nextCollectiveSeq();
   uint32_t nextSendSeq(int peer);
   uint32_t nextRecvSeq(int peer);
@@ -76,4 +76,4 @@ class GpuSealer {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace gdr::staged
+}  // namespace gdr::paths::staged

@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "comm/comm.h"
-#include "comm/host_colls.h"
-#include "comm/p2p.h"
+#include "paths/host.h"
+#include "paths/p2p.h"
 
-namespace gdr {
+namespace gdr::paths {
 
 // True if the call's buffers are device memory, false if host memory;
 // throws InvalidArgument on a mix.
@@ -36,4 +36,4 @@ void deviceP2PBatch(Communicator& comm, const std::vector<P2PCall>& reqs);
 // healthy), so a group can launch it from the calling thread.
 bool deviceOpsAsync(const Communicator& comm);
 
-}  // namespace gdr
+}  // namespace gdr::paths

@@ -1,4 +1,4 @@
-// Keys and nonces of rows sealed on the GPU (security/staged_nonce.h): the
+// Keys and nonces of rows sealed on the GPU (paths/staged/nonce.h): the
 // layout both ends compute, distinct keys per origin and per job, refusal
 // of ranks a nonce cannot name and of a sequence that would wrap.
 #include <gtest/gtest.h>
@@ -8,9 +8,14 @@
 #include <string>
 
 #include "core/error.h"
-#include "security/staged_nonce.h"
+#include "paths/staged/nonce.h"
 
-namespace gdr::security {
+namespace gdr::paths::staged {
+
+using security::generateJobSecret;
+using security::JobSecret;
+using security::kKeyBytes;
+
 namespace {
 
 TEST(StagedNonce, LayoutIsDomainDestSequenceIndex) {
@@ -64,4 +69,4 @@ TEST(StagedNonce, ASequenceThatWouldWrapIsRefused) {
 }
 
 }  // namespace
-}  // namespace gdr::security
+}  // namespace gdr::paths::staged

@@ -14,22 +14,22 @@
 
 #include "core/datatype.h"
 #include "core/error.h"
-#include "progress/staged_plan.h"
+#include "paths/staged/plan.h"
 
 // memcpy that accepts empty ranges (an empty vector's data() may be null).
 static void copyBytes(void* dst, const void* src, size_t n) {
   if (n) std::memcpy(dst, src, n);
 }
 
-namespace gdr::staged {
+namespace gdr::paths::staged {
 namespace {
 
 using gdr::CollKind;
 
 // The stand-in cipher: a byte stream and a 16-byte tag from (origin, nonce).
-uint64_t sealHash(int origin, const security::SealId& id) {
+uint64_t sealHash(int origin, const SealId& id) {
   uint8_t iv[12];
-  security::sealNonce(id, iv);
+  sealNonce(id, iv);
   uint64_t h = 1469598103934665603ull ^ static_cast<uint64_t>(origin);
   for (uint8_t b : iv) h = (h ^ b) * 1099511628211ull;
   return h;
@@ -40,7 +40,7 @@ int gForged = 0;  // rows whose tag did not match when opened
 void doCopy(const Copy2D& c, char* slotIn, char* slotOut, bool toHost) {
   char* host = (c.hostIn ? slotIn : slotOut) + c.hostOff;
   if (c.seal.on) {
-    ASSERT_GE(c.hostPitch, c.width + security::kSealTagBytes);
+    ASSERT_GE(c.hostPitch, c.width + kSealTagBytes);
   }
   for (size_t r = 0; r < c.rows; ++r) {
     char* h = host + r * c.hostPitch;
@@ -157,7 +157,7 @@ void runCase(const Case& cs, int n, size_t segBytes) {
   EXPECT_EQ(plans[0]->sealed(), sealed);
   const size_t nseg = plans[0]->segments();
   const size_t slot = plans[0]->slotBytes();
-  const size_t tags = sealed ? security::kSealTagBytes * (blocks ? n : 1) : 0;
+  const size_t tags = sealed ? kSealTagBytes * (blocks ? n : 1) : 0;
   EXPECT_LE(slot, std::max<size_t>(segBytes, 4 * (blocks ? n : 1)) + tags);
   std::vector<std::vector<char>> in(n, std::vector<char>(slot + 1)), out(n, std::vector<char>(slot + 1));
   for (size_t k = 0; k < nseg; ++k) {
@@ -229,7 +229,7 @@ TEST(StagedPlan, ASealedRowInTheWrongPlaceFailsItsCheck) {
     CollCall c{CollKind::AllGather, send[r].data(), recv[r].data(), count, gdrInt32};
     plans[r] = planCollective(c, r, n, 1 << 20, [&seen, r](const CollCall& h) { seen[r] = h; }, SealSpec{true, 7});
   }
-  const size_t slot = plans[0]->slotBytes(), row = count * 4 + security::kSealTagBytes;
+  const size_t slot = plans[0]->slotBytes(), row = count * 4 + kSealTagBytes;
   std::vector<std::vector<char>> in(n, std::vector<char>(slot)), out(n, std::vector<char>(slot));
   std::vector<Segment> segs(n);
   gForged = 0;
@@ -328,4 +328,4 @@ TEST(StagedPlan, SendRecvRoundsReassemble) { sendRecvRounds(false); }
 TEST(StagedPlan, SealedSendRecvRoundsOpenWhereTheyLand) { sendRecvRounds(true); }
 
 }  // namespace
-}  // namespace gdr::staged
+}  // namespace gdr::paths::staged

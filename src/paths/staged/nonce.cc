@@ -1,10 +1,10 @@
-#include "security/staged_nonce.h"
+#include "paths/staged/nonce.h"
 
 #include <cstring>
 
 #include "core/error.h"
 
-namespace gdr::security {
+namespace gdr::paths::staged {
 
 void sealNonce(const SealId& id, uint8_t iv[12]) {
   if (id.dest != kSealAllRanks && (id.dest < 0 || id.dest > kSealMaxRank))
@@ -20,13 +20,17 @@ void sealNonce(const SealId& id, uint8_t iv[12]) {
   }
 }
 
-void sealOriginKey(const JobSecret& secret, int origin, uint8_t key[kKeyBytes]) {
-  if (origin < 0 || origin > kSealMaxRank) throw InvalidArgument(strprintf("bad origin rank %d", origin));
+void sealOriginKey(const security::JobSecret& secret, int origin,
+                   uint8_t key[security::kKeyBytes]) {
+  if (origin < 0 || origin > kSealMaxRank)
+    throw InvalidArgument(strprintf("bad origin rank %d", origin));
   static const char kLabel[] = "gdrcoll staged gpu seal v1";
   uint8_t info[sizeof(kLabel) + 4];
   std::memcpy(info, kLabel, sizeof(kLabel));
-  for (int i = 0; i < 4; ++i) info[sizeof(kLabel) + i] = static_cast<uint8_t>(static_cast<uint32_t>(origin) >> (24 - 8 * i));
-  hkdfSha256(secret.key, sizeof(secret.key), secret.jobId, sizeof(secret.jobId), info, sizeof(info), key, kKeyBytes);
+  for (int i = 0; i < 4; ++i)
+    info[sizeof(kLabel) + i] = static_cast<uint8_t>(static_cast<uint32_t>(origin) >> (24 - 8 * i));
+  security::hkdfSha256(secret.key, sizeof(secret.key), secret.jobId, sizeof(secret.jobId), info,
+                       sizeof(info), key, security::kKeyBytes);
 }
 
 uint32_t takeSealSeq(uint32_t& next) {
@@ -36,4 +40,4 @@ uint32_t takeSealSeq(uint32_t& next) {
   return next++;
 }
 
-}  // namespace gdr::security
+}  // namespace gdr::paths::staged

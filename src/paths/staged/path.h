@@ -12,7 +12,7 @@
 // back, and sets the done word. Under CUDA-graph capture the operation is
 // pushed by a captured host function at each replay instead of at call time.
 // With GDR_ENCRYPT=1 and peers on other hosts, data-movement operations are
-// sealed and opened on the GPU (comm/staged_seal.h); staged operations of
+// sealed and opened on the GPU (paths/staged/seal.h); staged operations of
 // one communicator run one after the other even from different streams
 // (they share the pinned slots).
 #pragma once
@@ -20,17 +20,17 @@
 #include <vector>
 
 #include "comm/comm.h"
-#include "comm/host_colls.h"
-#include "progress/staged_plan.h"
+#include "paths/host.h"
+#include "paths/staged/plan.h"
 
-namespace gdr {
+namespace gdr::paths::staged {
 
 // `stream` is a cudaStream_t.
-void runStagedCollective(Communicator& comm, const CollCall& call, void* stream);
+void runCollective(Communicator& comm, const CollCall& call, void* stream);
 // A batch of device sends/receives of one communicator, on one stream.
-void runStagedP2P(Communicator& comm, std::vector<staged::P2PItem> items, void* stream);
+void runP2P(Communicator& comm, std::vector<P2PItem> items, void* stream);
 // Blocks (deadline: GDR_TIMEOUT_MS) until the staged operations queued so
 // far have run: host operations on the communicator must come after them.
-void waitStagedIdle(Communicator& comm);
+void waitIdle(Communicator& comm);
 
-}  // namespace gdr
+}  // namespace gdr::paths::staged

@@ -1,4 +1,4 @@
-#include "comm/device_colls.h"
+#include "paths/device.h"
 
 #include <algorithm>
 #include <cstring>
@@ -7,23 +7,25 @@
 #include <vector>
 
 #include "collectives/fused.h"
-#include "comm/p2p.h"
-#include "comm/single_rank.h"
-#include "comm/staged_path.h"
 #include "core/cuda.h"
 #include "core/datatype.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/memory_kind.h"
 #include "core/params.h"
+#include "paths/host.h"
+#include "paths/p2p.h"
+#include "paths/single_rank.h"
+#include "paths/staged/path.h"
 
 #if GDR_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
+#include "paths/ipc/kernels.h"
 #include "transport/cuda_ipc/ipc_context.h"
 #endif
 
-namespace gdr {
+namespace gdr::paths {
 
 bool isDeviceCall(const void* a, const void* b) {
   int dev = 0, host = 0;
@@ -42,6 +44,7 @@ bool isDeviceCall(const void* a, const void* b) {
 namespace {
 
 using coll::CollKind;
+using transport::cuda_ipc::IpcContext;
 
 // All-reduce algorithm choice, read once per communicator (a getenv per
 // call shows in small-message latency).
@@ -55,7 +58,7 @@ struct AlgoPolicy {
 // The device path's per-communicator state (Communicator::devicePath).
 struct DeviceState final : PathState {
   bool tried = false;
-  std::unique_ptr<ipc::IpcContext> ipc;
+  std::unique_ptr<IpcContext> ipc;
   std::string whyStaged;
   AlgoPolicy policy;
 };
@@ -66,7 +69,7 @@ DeviceState& stateOf(Communicator& comm) {
 
 // Fails the communicator if a kernel's barrier timed out (a peer died or
 // never called the collective).
-void checkDeviceErrors(Communicator& comm, const ipc::IpcContext& ctx) {
+void checkDeviceErrors(Communicator& comm, const IpcContext& ctx) {
   if (unsigned bits = ctx.deviceErrors()) {
     std::string peers;
     for (int p = 0; p < ipc::kMaxLocalRanks; ++p)
@@ -80,6 +83,23 @@ void checkDeviceErrors(Communicator& comm, const ipc::IpcContext& ctx) {
   }
 }
 
+// The communicator as the cuda_ipc back end's set-up sees it; its all-gather
+// is the host path's.
+transport::cuda_ipc::IpcPeers ipcPeersOf(Communicator& comm) {
+  transport::cuda_ipc::IpcPeers p;
+  p.rank = comm.rank();
+  p.size = comm.size();
+  for (int r = 0; r < comm.size() && p.firstRemote < 0; ++r)
+    if (!comm.sameHost(r)) p.firstRemote = r;
+  p.socketForced = comm.config().transport == "socket";
+  p.timeoutMs = comm.config().timeoutMs;
+  p.allgather = [&comm](const void* mine, void* all, size_t bytes) {
+    CollCall call{CollKind::AllGather, mine, all, bytes, gdrUint8};
+    runHostCollective(comm, call);
+  };
+  return p;
+}
+
 // The IPC context, created at the communicator's first device operation of
 // any kind, send and receive included: the set-up is one host all-gather
 // over the communicator, which every rank joins at its own first device
@@ -87,7 +107,7 @@ void checkDeviceErrors(Communicator& comm, const ipc::IpcContext& ctx) {
 // always meets there; with more ranks, ranks whose first device operation
 // is a send or receive wait for the others' first device operation (bounded
 // by GDR_TIMEOUT_MS). Null when the staged path applies.
-ipc::IpcContext* ipcFor(Communicator& comm) {
+IpcContext* ipcFor(Communicator& comm) {
   DeviceState& st = stateOf(comm);
   if (!st.tried) {
     st.tried = true;
@@ -112,8 +132,9 @@ ipc::IpcContext* ipcFor(Communicator& comm) {
       throw InvalidArgument(strprintf("GDR_CUDA_IPC_TWOSHOT_BLOCKS must be in [1, %d]", ipc::kMaxBlocks));
     st.policy.wideExchangeBlocks = static_cast<int>(param::getInt("GDR_CUDA_IPC_EXCHANGE_BLOCKS"));
     if (st.policy.wideExchangeBlocks < 1 || st.policy.wideExchangeBlocks > ipc::kMaxBlocks)
-      throw InvalidArgument(strprintf("GDR_CUDA_IPC_EXCHANGE_BLOCKS must be in [1, %d]", ipc::kMaxBlocks));
-    st.ipc = ipc::IpcContext::create(comm, &st.whyStaged);
+      throw InvalidArgument(
+          strprintf("GDR_CUDA_IPC_EXCHANGE_BLOCKS must be in [1, %d]", ipc::kMaxBlocks));
+    st.ipc = IpcContext::create(ipcPeersOf(comm), &st.whyStaged);
     if (!st.ipc)
       GDR_WARN(kColl, "device buffers use the staged path (stream sync + host copies + host transport): %s",
                st.whyStaged.c_str());
@@ -150,7 +171,8 @@ cudaError_t launchUniformExchange(const AlgoPolicy& pol, const ipc::IpcView& v, 
   return ipc::launchExchange(wide, x, s);
 }
 
-void runIpc(Communicator& comm, ipc::IpcContext& ctx, const AlgoPolicy& pol, const CollCall& call, cudaStream_t s) {
+void runIpc(Communicator& comm, IpcContext& ctx, const AlgoPolicy& pol, const CollCall& call,
+            cudaStream_t s) {
   const ipc::IpcView& v = ctx.view();
   const int n = comm.size(), me = comm.rank();
   const size_t eb = gdr::typeSize(call.type);
@@ -248,8 +270,10 @@ void runIpc(Communicator& comm, ipc::IpcContext& ctx, const AlgoPolicy& pol, con
 
 // ---- the staged path -------------------------------------------------------
 
-// Stream-ordered and pipelined through the progress thread: comm/staged_path.h.
-void runStaged(Communicator& comm, const CollCall& call, cudaStream_t s) { runStagedCollective(comm, call, s); }
+// Stream-ordered and pipelined through the progress thread: paths/staged/path.h.
+void runStaged(Communicator& comm, const CollCall& call, cudaStream_t s) {
+  staged::runCollective(comm, call, s);
+}
 
 // ---- send/recv ---------------------------------------------------------------
 
@@ -289,12 +313,14 @@ void runP2P(Communicator& comm, const std::vector<DeviceP2P>& ops) {
     if (o.stream != s)
       throw InvalidUsage("device send/recv of one communicator inside a group must use one stream");
   if (comm.size() == 1) return selfCopies(ops, s);
-  ipc::IpcContext* ctx = ipcFor(comm);
+  IpcContext* ctx = ipcFor(comm);
   if (!ctx) {
-    std::vector<staged::P2PItem> items;  // the staged path (comm/staged_path.h)
+    std::vector<staged::P2PItem> items;  // the staged path (paths/staged/path.h)
     for (const auto& o : ops)
-      items.push_back({o.isSend, static_cast<char*>(o.isSend ? const_cast<void*>(o.sendBuf) : o.recvBuf), o.bytes, o.peer});
-    return runStagedP2P(comm, std::move(items), s);
+      items.push_back({o.isSend,
+                       static_cast<char*>(o.isSend ? const_cast<void*>(o.sendBuf) : o.recvBuf),
+                       o.bytes, o.peer});
+    return staged::runP2P(comm, std::move(items), s);
   }
   const int n = comm.size();
   std::vector<std::vector<const DeviceP2P*>> sends(n), recvs(n);
@@ -348,13 +374,13 @@ void runDeviceCollective(Communicator& comm, const CollCall& call, gdrStream_t s
     return;
   }
   if (call.blockAtStart && comm.rank() != 0) {
-    // The block moves to its slot first, stream-ordered (host_colls.h).
+    // The block moves to its slot first, stream-ordered (paths/host.h).
     const size_t bytes = call.count * gdr::typeSize(call.type);
     char* out = static_cast<char*>(call.recvbuf);
     checkCuda(cudaMemcpyAsync(out + comm.rank() * bytes, out, bytes, cudaMemcpyDeviceToDevice, s),
               "moving this rank's all-gather block to its slot");
   }
-  ipc::IpcContext* ctx = ipcFor(comm);
+  IpcContext* ctx = ipcFor(comm);
   if (ctx) {
     const AlgoPolicy& pol = stateOf(comm).policy;
     ScopedDevice onCtx(ctx->device());
@@ -408,4 +434,4 @@ bool deviceOpsAsync(const Communicator&) { return false; }
 
 #endif
 
-}  // namespace gdr
+}  // namespace gdr::paths

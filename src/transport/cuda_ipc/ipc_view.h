@@ -1,0 +1,46 @@
+// The peer memory of the cuda_ipc back end, as the fused kernels of
+// paths/ipc/kernels.h see it: every rank owns one peer-mapped allocation
+// holding flags and staging.
+//
+// Barrier: per (block, peer) epoch counters kept in device memory, so a
+// kernel needs no host-side sequence number and can be captured in a CUDA
+// graph and replayed. Thread p of the block bumps the epoch it shares with
+// peer p, stores it into peer p's flag word (release, system scope) and
+// spins on its own flag word from p (acquire) until p has stored the same
+// epoch. Data stored before the barrier of epoch e lives in staging region
+// e % 2 and is consumed before the next barrier with that peer, so two
+// regions suffice: a writer can only reach region e % 2 again after the
+// reader has passed barrier e + 1.
+//
+// Layout of rank r's allocation: flags [kMaxBlocks][kMaxLocalRanks] (written
+// by peers), then staging [2 regions][nranks source slots][kMaxBlocks]
+// [chunkBytes]. Blocks never share a staging chunk, whatever the grid size of
+// a kernel, so kernels of different grid sizes can follow each other.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gdr::transport::cuda_ipc {
+
+constexpr int kMaxLocalRanks = 8;
+constexpr int kMaxBlocks = 256;
+constexpr size_t kFlagBytes = 65536;  // >= kMaxBlocks * kMaxLocalRanks * 8, keeps staging aligned
+
+// What a kernel needs to reach every rank's memory (by value: no host state).
+struct IpcView {
+  int rank = 0;
+  int nranks = 1;
+  int maxBlocks = kMaxBlocks;        // grid cap (GDR_CUDA_IPC_BLOCKS)
+  size_t chunkBytes = 0;             // a multiple of 16
+  char* base[kMaxLocalRanks] = {};   // each rank's allocation, mapped here
+  uint64_t* epochs = nullptr;        // own, [kMaxBlocks][kMaxLocalRanks], device memory
+  unsigned* errorWord = nullptr;     // host-mapped: non-zero after a device-side timeout
+  unsigned long long timeoutNs = 0;  // per barrier wait
+};
+
+inline size_t allocationBytes(int nranks, size_t chunkBytes) {
+  return kFlagBytes + 2 * static_cast<size_t>(nranks) * kMaxBlocks * chunkBytes;
+}
+
+}  // namespace gdr::transport::cuda_ipc
