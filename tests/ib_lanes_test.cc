@@ -28,15 +28,23 @@ TEST(IbLanes, QpsGoRoundThePorts) {
   EXPECT_EQ(c.port(0), 0);
 }
 
-TEST(IbLanes, AllLiveIsTheHashAndBalanced) {
+TEST(IbLanes, AllLiveGoesRoundEveryRunOfChunks) {
   QpLanes l(4, 2);
-  std::vector<int> n(4, 0);
-  for (uint64_t s = 0; s < 40000; ++s) {
-    const int q = l.pick(3, s);
-    ASSERT_EQ(q, static_cast<int>(spreadHash((3ull << 40) ^ s) % 4));
-    ++n[q];
-  }
-  for (int q = 0; q < 4; ++q) EXPECT_NEAR(n[q], 10000, 600) << "QP " << q;
+  // Any 4 consecutive chunks: one on each QP, so two on each port.
+  for (uint64_t start : {0ull, 1ull, 12345ull, (1ull << 31) - 2})
+    for (uint64_t peer : {0ull, 3ull, 17ull}) {
+      std::vector<int> n(4, 0), perPort(2, 0);
+      for (uint64_t s = start; s < start + 4; ++s) {
+        ++n[l.pick(peer, s)];
+        ++perPort[l.port(l.pick(peer, s))];
+      }
+      for (int q = 0; q < 4; ++q) EXPECT_EQ(n[q], 1) << "peer " << peer << " from " << start;
+      EXPECT_EQ(perPort[0], 2);
+    }
+  // Peers start at different QPs.
+  std::vector<int> first(4, 0);
+  for (uint64_t peer = 0; peer < 64; ++peer) ++first[l.pick(peer, 0)];
+  for (int q = 0; q < 4; ++q) EXPECT_GT(first[q], 4) << "QP " << q;
 }
 
 TEST(IbLanes, ADownQpsShareGoesEvenlyToTheOthersOnly) {

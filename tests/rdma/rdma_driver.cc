@@ -7,6 +7,7 @@
 //   GDR_TEST_EXPECT_TRANSPORT        fail unless every peer uses this transport
 //   GDR_TEST_SIZES=0,7               colls: only these element counts
 //   GDR_TEST_NO_REDUCE, _NO_RS       colls: leave out reduce / reduce-scatter
+//   GDR_TEST_PORT_DOWN_RANK=0        the only rank that keeps GDR_SOFTNIC_PORT_DOWN
 //
 // Modes: colls (every collective and send/recv, data checked element by
 // element, fresh random inputs, outputs poisoned), regcache (send-buffer
@@ -682,7 +683,8 @@ int runFailover(gdrComm_t comm) {
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "colls";
   gRank = envInt("GDR_TEST_RANK", 0);
-  if (mode == "failover" && gRank != 0) unsetenv("GDR_SOFTNIC_PORT_DOWN");  // rank 0's port only
+  // GDR_SOFTNIC_PORT_DOWN acts on one rank's NIC only (GDR_TEST_PORT_DOWN_RANK, default 0).
+  if (gRank != envInt("GDR_TEST_PORT_DOWN_RANK", 0)) unsetenv("GDR_SOFTNIC_PORT_DOWN");
   gSize = envInt("GDR_TEST_NRANKS", 1);
   const char* idFile = std::getenv("GDR_TEST_ID_FILE");
   if (!idFile) {

@@ -5,7 +5,8 @@
 // Each chunk gets the connection's next sequence number s; it lands in the
 // receiver's slot s % nSlots (header + payload in one write, from the user's
 // buffer, registered through the RegCache) and the immediate carries s. The
-// QP is chosen by a hash of (peer, s), so with several QPs chunks may
+// chunks go round the QPs, which go round the device's active ports
+// (qp_lanes.h), so with several QPs chunks may
 // complete out of order; the receiver consumes slots strictly by sequence,
 // which restores order. After consuming, the receiver RDMA-writes its count
 // of consumed chunks into the sender's credit word; the sender never has

@@ -14,13 +14,16 @@ QpLanes::QpLanes(int nQps, int nPorts)
 
 int QpLanes::pick(uint64_t peer, uint64_t seq) const {
   if (nLive_ == 0) return -1;
-  const uint64_t h = spreadHash((peer << 40) ^ seq);
+  // Consecutive chunks go round the QPs (so round the ports), from a place
+  // the peer's hash gives: every lane carries an equal share of any run of
+  // chunks, which a window of a few chunks needs to keep both ports busy
+  // (a hash per chunk leaves one port idle while the other has a backlog).
   const uint64_t n = port_.size();
-  const int q = static_cast<int>(h % n);
+  const int q = static_cast<int>((spreadHash(peer) + seq) % n);
   if (live_[q]) return q;
-  // The k-th live QP, k from the hash's other bits: the failed share spreads
+  // The k-th live QP, k from a hash of the chunk: the failed share spreads
   // evenly over the survivors.
-  uint64_t k = (h / n) % static_cast<uint64_t>(nLive_);
+  uint64_t k = spreadHash((peer << 40) ^ seq) % static_cast<uint64_t>(nLive_);
   for (size_t i = 0; i < n; ++i)
     if (live_[i] && k-- == 0) return static_cast<int>(i);
   return -1;

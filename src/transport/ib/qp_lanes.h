@@ -4,11 +4,11 @@
 // it with made-up interleavings.
 //
 // Terms: a lane is one QP; its port is the local port (of the device) it is
-// bound to. QPs go round the ports (QP q on port q mod nPorts), so every
-// active port carries chunks. A chunk goes on the QP a hash of (peer,
-// sequence) names; once a QP is down, the chunks the hash gave it go to the
-// live QPs (the others keep theirs, so the receiver's order of arrival only
-// changes for the failed share).
+// bound to. QPs go round the ports (QP q on port q mod nPorts), and chunks
+// go round the QPs, chunk s on QP (hash(peer) + s) mod nQps, so every active
+// port carries an equal share; once a QP is down, the chunks it would get go
+// to the live QPs by a hash of (peer, s) (the others keep theirs, so the
+// receiver's order of arrival only changes for the failed share).
 //
 // Order at the receiver: the immediate carries the chunk's sequence and the
 // receiver consumes slots strictly by sequence, so arrival order across QPs
@@ -35,8 +35,8 @@ class QpLanes {
   int port(int q) const { return port_[q]; }  // 0-based index into the device's ports
   bool live(int q) const { return live_[q] != 0; }
   int liveCount() const { return nLive_; }
-  // The QP for chunk `seq` to `peer`: the hash's QP while it lives, else one
-  // of the live ones (by the same hash); -1 when none lives.
+  // The QP for chunk `seq` to `peer`: its turn's QP while that lives, else
+  // one of the live ones; -1 when none lives.
   int pick(uint64_t peer, uint64_t seq) const;
   // The QP for control writes (credits, clear-to-sends): the first live one.
   int control() const;
