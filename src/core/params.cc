@@ -82,7 +82,8 @@ const std::vector<Info> kParams = {
     {"GDR_IB_GID_INDEX", Type::Int, "-1",
      "GID index for RoCE (-1: the first RoCEv2 IPv4-mapped GID of the port)."},
     {"GDR_IB_QPS_PER_PEER", Type::Int, "2",
-     "RC queue pairs per peer (1-8); chunks are spread over them by a hash of (peer, sequence)."},
+     "RC queue pairs per peer (1-8), going round the device's active ports; chunks go round them "
+     "(docs/congestion.md), and a failed one hands its chunks to the others."},
     {"GDR_IB_CHUNK", Type::Int, "0",
      "Bytes per RDMA write (a multiple of 4096); 0: adaptive between 64 KiB and 256 KiB."},
     {"GDR_IB_SLOTS", Type::Int, "8",
