@@ -84,6 +84,9 @@ const std::vector<Info> kParams = {
     {"GDR_IB_QPS_PER_PEER", Type::Int, "2",
      "RC queue pairs per peer (1-8), going round the device's active ports; chunks go round them "
      "(docs/congestion.md), and a failed one hands its chunks to the others."},
+    {"GDR_IB_FAILOVER", Type::Bool, "1",
+     "A verbs QP whose port fails (retries exceeded, queue flushed) hands its chunks to the "
+     "peer's other QPs instead of failing the communicator (docs/congestion.md). 0: fail."},
     {"GDR_IB_CHUNK", Type::Int, "0",
      "Bytes per RDMA write (a multiple of 4096); 0: adaptive between 64 KiB and 256 KiB."},
     {"GDR_IB_SLOTS", Type::Int, "8",

@@ -79,6 +79,7 @@ struct IbEndpointConfig {
   size_t zcopyBytes = 0;              // rendezvous from this size on (0: never)
   size_t zcopyChunk = 512 * 1024;     // bytes per zero-copy write
   CcConfig cc;                        // maxWindow is set from the credit window
+  bool failover = true;  // a failed QP hands its chunks to the others (GDR_IB_FAILOVER)
 };
 
 struct IbStats {

@@ -38,7 +38,7 @@ bool IbEndpoint::failover(const ibv_wc& wc) {
   if (q < 0) return false;
   if (lanes_.live(q)) {
     const bool path = wc.status == IBV_WC_RETRY_EXC_ERR || wc.status == IBV_WC_WR_FLUSH_ERR;
-    if (!path || cipher_ || lanes_.liveCount() < 2) return false;
+    if (!cfg_.failover || !path || cipher_ || lanes_.liveCount() < 2) return false;
     // A peer that died is its own failure, reported as such, not a port's.
     if (side_) side_->checkPeer();
     // Nothing pending: also what a peer that destroyed its communicator and
