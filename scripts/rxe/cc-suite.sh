@@ -7,6 +7,7 @@
 # host J crosses them, which `tc -s` shows. Every scenario runs every
 # GDR_IB_CC variant in this boot. Prints table rows as "===== [cc] | ... |".
 # Env: CC_VARIANTS (default "off fixed linerate auto"), CC_RATE (tbf rate,
+# or netem's with CC_SHAPER=netem,
 # default 10mbit: below what the emulated CPUs can send, so the link is the
 # bottleneck), CC_LIMIT (tbf queue bytes, default 65536: 50 ms at 10mbit,
 # short against the 2 MiB credit window, so overflow drops), CC_BYTES and
@@ -60,7 +61,17 @@ cnt() { cat /sys/class/infiniband/$1/ports/1/hw_counters/$2 2>/dev/null || echo 
 retries() { echo $(( $(cnt $1 completer_retry_err) )); }
 seqnaks() { echo $(( $(cnt $1 rcvd_seq_err) )); }
 clear_port() { $TC qdisc del dev $1 root 2>/dev/null; true; }
-shape_rate() { clear_port $1; $TC qdisc add dev $1 root tbf rate $RATE burst 16kb limit $LIMIT; }
+# CC_SHAPER=netem: the rate from netem instead of tbf (its queue in packets
+# of about 1100 bytes, RoCE's 1024-byte MTU with headers), for the bursts
+# scenario, where tbf crashed the guest kernel.
+shape_rate() {
+    clear_port $1
+    if [ "${CC_SHAPER:-tbf}" = netem ]; then
+        $TC qdisc add dev $1 root netem rate $RATE limit $((LIMIT / 1100 + 1))
+    else
+        $TC qdisc add dev $1 root tbf rate $RATE burst 16kb limit $LIMIT
+    fi
+}
 shape_loss() { clear_port $1; $TC qdisc add dev $1 root netem loss $2; }
 tc_sent() { $TC -s qdisc show dev $1 | awk '/Sent/ { print $2 " bytes " $4 " pkts, dropped " $7; exit }' | tr -d ','; }
 
@@ -150,7 +161,7 @@ incast() {
 # transmit path while ib_write_bw's QPs came and went (rxe skbs queued past
 # their QP's life).
 bursts() {
-    if [ "${CC_BURST_SHAPE:-1}" = 1 ]; then shape_rate p2; sh="tbf rate $RATE limit $LIMIT"; else sh="unshaped"; fi
+    if [ "${CC_BURST_SHAPE:-1}" = 1 ]; then shape_rate p2; sh="${CC_SHAPER:-tbf} rate $RATE limit $LIMIT bytes"; else sh="unshaped"; fi
     say "[bursts] 4 ranks on cc0..cc3 all-reduce (arbw, ${CC_BURST_BYTES:-1048576} bytes) while ib_write_bw cc0 -> cc2 runs 1 s on, 1 s off; p2: $sh"
     say "| GDR_IB_CC | GDR_IB_CHUNK | all-reduce us | algbw MB/s | busbw MB/s |"
     say "| --- | --- | ---: | ---: | ---: |"

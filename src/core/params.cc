@@ -82,7 +82,11 @@ const std::vector<Info> kParams = {
     {"GDR_IB_GID_INDEX", Type::Int, "-1",
      "GID index for RoCE (-1: the first RoCEv2 IPv4-mapped GID of the port)."},
     {"GDR_IB_QPS_PER_PEER", Type::Int, "2",
-     "RC queue pairs per peer (1-8); chunks are spread over them by a hash of (peer, sequence)."},
+     "RC queue pairs per peer (1-8), going round the device's active ports; chunks go round them "
+     "(docs/congestion.md), and a failed one hands its chunks to the others."},
+    {"GDR_IB_FAILOVER", Type::Bool, "1",
+     "A verbs QP whose port fails (retries exceeded, queue flushed) hands its chunks to the "
+     "peer's other QPs instead of failing the communicator (docs/congestion.md). 0: fail."},
     {"GDR_IB_CHUNK", Type::Int, "0",
      "Bytes per RDMA write (a multiple of 4096); 0: adaptive between 64 KiB and 256 KiB."},
     {"GDR_IB_SLOTS", Type::Int, "8",
@@ -102,6 +106,14 @@ const std::vector<Info> kParams = {
      "Software NIC only: the N-th RDMA write of the process fails (0: none)."},
     {"GDR_SOFTNIC_DELAY_US", Type::Int, "0",
      "Software NIC only: every RDMA write waits this long before it is carried out."},
+    {"GDR_SOFTNIC_PORTS", Type::Int, "1",
+     "Software NIC only: active ports of the device (1-8); the verbs QPs go round them."},
+    {"GDR_SOFTNIC_PORT_MBPS", Type::Int, "0",
+     "Software NIC only: each port sends at most this many MB/s (writes wait their turn on it; "
+     "0: no limit)."},
+    {"GDR_SOFTNIC_PORT_DOWN", Type::String, "",
+     "Software NIC only: PORT:N takes that port down at the process's N-th RDMA write (its QPs "
+     "fail; the verbs transport moves their chunks to the other ports' QPs)."},
     {"GDR_IB_MAX_WR", Type::Int, "128", "Data writes in flight per peer, at most."},
     {"GDR_IB_TC", Type::Int, "0", "Traffic class (RoCE) of the verbs transport's QPs."},
     {"GDR_IB_SL", Type::Int, "0", "Service level of the verbs transport's QPs."},

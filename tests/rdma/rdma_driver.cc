@@ -7,6 +7,7 @@
 //   GDR_TEST_EXPECT_TRANSPORT        fail unless every peer uses this transport
 //   GDR_TEST_SIZES=0,7               colls: only these element counts
 //   GDR_TEST_NO_REDUCE, _NO_RS       colls: leave out reduce / reduce-scatter
+//   GDR_TEST_PORT_DOWN_RANK=0        the only rank that keeps GDR_SOFTNIC_PORT_DOWN
 //
 // Modes: colls (every collective and send/recv, data checked element by
 // element, fresh random inputs, outputs poisoned), regcache (send-buffer
@@ -17,7 +18,8 @@
 // data-moving collectives copy nothing with the CPU), mismatch (ranks
 // disagree on a count), badkey (a verbs error completion, forced), fault
 // (GDR_FAULT aimed at rank 1), leave (a rank destroys its communicator while
-// the others go on: a clean leave is no death).
+// the others go on: a clean leave is no death), failover (rank 0's second
+// port goes down mid-run; results must stay right).
 // Under GDR_ENCRYPT=1 (verbs chunks AES-GCM sealed): tamper (one bit of a
 // chunk flipped after sealing: the receiver must refuse it, naming the
 // peer, and deliver nothing), presealed (chunks flagged kSigPreSealed go as
@@ -631,11 +633,58 @@ int runFault(gdrComm_t comm) {
   return ok ? 0 : 1;
 }
 
+// Port failover (software NIC with GDR_SOFTNIC_PORTS=2, GDR_SOFTNIC_PORT_DOWN
+// on rank 0 only): all-reduces and all-gathers, checked element by element,
+// while rank 0's second port goes down; then rank 0 must have found every QP
+// on that port down, to every peer, and the peers theirs to rank 0.
+int runFailover(gdrComm_t comm) {
+  for (int i = 0; i < 24; ++i) {
+    testAllReduce<int32_t>(comm, gdrInt32, gdrSum, (1 << 18) + 3 * i, 7000 + i, i % 2);
+    testAllGather<int32_t>(comm, gdrInt32, (1 << 15) + i, 8000 + i);
+  }
+  int bad = 0;
+#if GDR_HAVE_IB
+  auto* c = static_cast<gdr::Communicator*>(comm);
+  uint64_t resent = 0;
+  const int nQps = envInt("GDR_IB_QPS_PER_PEER", 2), ports = envInt("GDR_SOFTNIC_PORTS", 1);
+  for (int p = 0; p < gSize; ++p) {
+    auto* ep = p == gRank ? nullptr : dynamic_cast<gdr::transport::ib::IbEndpoint*>(c->endpoint(p));
+    if (!ep) continue;
+    const auto s = ep->stats();
+    int onPort2 = 0;
+    for (int q = 0; q < nQps; ++q) onPort2 += ports > 1 && q % ports == 1;
+    std::printf("[rank %d] failover to %d: %d QP(s) down, %" PRIu64 " chunks resent, %" PRIu64
+                " stale copies received\n",
+                gRank, p, s.qpsDown, s.chunksResent, s.staleChunks);
+    // Rank 0 sees all its port-2 QPs fail (their receives flush); a peer
+    // only those it wrote to (a ring sends one way), and none to others.
+    const bool want = gRank == 0 ? s.qpsDown == onPort2
+                      : p == 0   ? s.qpsDown <= onPort2
+                                 : s.qpsDown == 0;
+    if (!want) {
+      std::fprintf(stderr, "[rank %d] failover to %d: %d QP(s) down, expected %s%d\n", gRank, p,
+                   s.qpsDown, gRank == 0 ? "" : "at most ", p == 0 || gRank == 0 ? onPort2 : 0);
+      ++bad;
+    }
+    resent += s.chunksResent;
+  }
+  // Somewhere chunks really went again (else the port went down too late).
+  CHECK_OK(gdrAllReduce(GDR_IN_PLACE, &resent, 1, gdrUint64, gdrSum, comm, nullptr));
+  if (resent == 0) {
+    std::fprintf(stderr, "[rank %d] failover: no chunk was resent by any rank\n", gRank);
+    ++bad;
+  }
+#endif
+  return bad;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "colls";
   gRank = envInt("GDR_TEST_RANK", 0);
+  // GDR_SOFTNIC_PORT_DOWN acts on one rank's NIC only (GDR_TEST_PORT_DOWN_RANK, default 0).
+  if (gRank != envInt("GDR_TEST_PORT_DOWN_RANK", 0)) unsetenv("GDR_SOFTNIC_PORT_DOWN");
   gSize = envInt("GDR_TEST_NRANKS", 1);
   const char* idFile = std::getenv("GDR_TEST_ID_FILE");
   if (!idFile) {
@@ -679,6 +728,8 @@ int main(int argc, char** argv) {
     rc = runFault(comm);
   else if (mode == "leave")
     rc = runLeave(comm);
+  else if (mode == "failover")
+    rc = runFailover(comm);
   else if (mode == "bw")
     runBandwidth(comm);
   else if (mode == "mismatch")

@@ -42,6 +42,7 @@ IbEndpointConfig configFromParams(int rank, int peer, GdrMode gpuMode) {
   c.zcopyChunk = static_cast<size_t>(zc);
   c.gpuMode = gpuMode;
   c.cc = ccConfigFromParams();
+  c.failover = param::getBool("GDR_IB_FAILOVER");
   if (c.qpDepth < 16 || c.maxWr < 1 || c.timeout < 0 || c.timeout > 31 || c.retryCnt < 0 ||
       c.retryCnt > 7 || c.trafficClass < 0 || c.trafficClass > 255 || c.serviceLevel < 0 ||
       c.serviceLevel > 15)

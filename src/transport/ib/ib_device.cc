@@ -104,31 +104,47 @@ std::shared_ptr<IbDevice> IbDevice::openNamed(std::string want) {
       ibv_port_attr pa{};
       if (api->queryPort(ctx, static_cast<uint8_t>(p), &pa) != 0 || pa.state != IBV_PORT_ACTIVE)
         continue;
-      d->ctx_ = ctx;
-      d->name_ = name;
-      d->port_ = static_cast<uint8_t>(p);
-      d->lid_ = pa.lid;
-      d->mtu_ = pa.active_mtu;
-      d->roce_ = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
-      d->maxQpWr_ = da.max_qp_wr;
-      d->maxCqe_ = da.max_cqe;
+      Port port;
+      port.num = static_cast<uint8_t>(p);
+      port.lid = pa.lid;
+      port.mtu = pa.active_mtu;
+      const bool roce = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
       int forced = static_cast<int>(param::getInt("GDR_IB_GID_INDEX"));
       if (forced >= 0) {
-        d->gidIndex_ = forced;
-      } else if (d->roce_) {
-        d->gidIndex_ = pickRoceGid(
+        port.gidIndex = forced;
+      } else if (roce) {
+        port.gidIndex = pickRoceGid(
             pa.gid_tbl_len,
-            [&](int idx, ibv_gid* g) { return api->query_gid(ctx, d->port_, idx, g) == 0; },
+            [&](int idx, ibv_gid* g) { return api->query_gid(ctx, port.num, idx, g) == 0; },
             [&](int idx) { return sysfsGidType(name, p, idx); });
-        if (d->gidIndex_ < 0)
-          throw NotSupported(
-              strprintf("RDMA device %s port %d has no RoCEv2 IPv4 GID (set GDR_IB_GID_INDEX)",
-                        name.c_str(), p));
       }
-      if (api->query_gid(ctx, d->port_, d->gidIndex_, &d->gid_) != 0)
-        throw NotSupported(
-            strprintf("RDMA device %s port %d: cannot read GID %d", name.c_str(), p, d->gidIndex_));
-      break;
+      std::string bad;
+      if (port.gidIndex < 0)
+        bad = strprintf("RDMA device %s port %d has no RoCEv2 IPv4 GID (set GDR_IB_GID_INDEX)",
+                        name.c_str(), p);
+      else if (api->query_gid(ctx, port.num, port.gidIndex, &port.gid) != 0)
+        bad =
+            strprintf("RDMA device %s port %d: cannot read GID %d", name.c_str(), p, port.gidIndex);
+      if (!bad.empty()) {
+        if (d->ports_.empty()) throw NotSupported(bad);
+        GDR_INFO(kNet, "%s; the device's other ports carry its QPs", bad.c_str());
+        continue;
+      }
+      if (d->ports_.empty()) {  // the first port: the device's own fields
+        d->ctx_ = ctx;
+        d->name_ = name;
+        d->port_ = port.num;
+        d->lid_ = port.lid;
+        d->mtu_ = port.mtu;
+        d->roce_ = roce;
+        d->maxQpWr_ = da.max_qp_wr;
+        d->maxCqe_ = da.max_cqe;
+        d->gidIndex_ = port.gidIndex;
+        d->gid_ = port.gid;
+      } else if (roce != d->roce_) {
+        continue;  // one link layer per connection
+      }
+      d->ports_.push_back(port);
     }
     if (!d->ctx_) api->close_device(ctx);
   }
@@ -139,10 +155,12 @@ std::shared_ptr<IbDevice> IbDevice::openNamed(std::string want) {
                                  want.c_str()));
   d->pd_ = api->alloc_pd(d->ctx_);
   if (!d->pd_) throw SystemError(strprintf("ibv_alloc_pd on %s", d->name_.c_str()), errno);
-  const uint8_t* g = d->gid_.raw;
-  GDR_INFO(kNet, "RDMA device %s port %u: %s, GID[%d] %u.%u.%u.%u (last 4 bytes), MTU %d, LID %u",
-           d->name_.c_str(), d->port_, d->roce_ ? "RoCE" : "InfiniBand", d->gidIndex_, g[12], g[13],
-           g[14], g[15], 128 << d->mtu_, d->lid_);
+  for (const Port& p : d->ports_) {
+    const uint8_t* g = p.gid.raw;
+    GDR_INFO(kNet, "RDMA device %s port %u: %s, GID[%d] %u.%u.%u.%u (last 4 bytes), MTU %d, LID %u",
+             d->name_.c_str(), p.num, d->roce_ ? "RoCE" : "InfiniBand", p.gidIndex, g[12], g[13],
+             g[14], g[15], 128 << p.mtu, p.lid);
+  }
   return d;
 }
 

@@ -1,11 +1,14 @@
-// One opened RDMA device and port: the context, protection domain, the GID
-// this rank uses (RoCEv2 IPv4-mapped found automatically, GDR_IB_GID_INDEX
-// overrides), LID and MTU. Shared by the endpoints of one communicator.
+// One opened RDMA device and its active ports: the context, protection
+// domain, and per port the GID this rank uses (RoCEv2 IPv4-mapped found
+// automatically, GDR_IB_GID_INDEX overrides), LID and MTU. The accessors
+// without a port index give the first port. Shared by the endpoints of one
+// communicator, whose QPs go round the ports.
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "transport/ib/ibv_api.h"
 
@@ -13,7 +16,14 @@ namespace gdr::transport::ib {
 
 class IbDevice {
  public:
-  // Opens GDR_IB_HCA ("name" or "name:port"), else `preferred` (the
+  struct Port {
+    uint8_t num = 1;
+    int gidIndex = 0;
+    ibv_gid gid{};
+    uint16_t lid = 0;
+    ibv_mtu mtu = IBV_MTU_1024;
+  };
+  // Opens GDR_IB_HCA ("name": every active port, or "name:port"), else `preferred` (the
   // topology's NIC for this rank's GPU; if it has no active port, logged and
   // skipped), else the first device with an active port. Throws NotSupported
   // with the reason when none is usable.
@@ -27,6 +37,7 @@ class IbDevice {
   ibv_pd* pd() const { return pd_; }
   const std::string& name() const { return name_; }
   uint8_t port() const { return port_; }
+  const std::vector<Port>& ports() const { return ports_; }
   int gidIndex() const { return gidIndex_; }
   const ibv_gid& gid() const { return gid_; }
   uint16_t lid() const { return lid_; }
@@ -53,6 +64,7 @@ class IbDevice {
   bool roce_ = true;
   int maxQpWr_ = 0;
   int maxCqe_ = 0;
+  std::vector<Port> ports_;
 };
 
 // Picks the GID index for RoCE: the first IPv4-mapped (::ffff:a.b.c.d) entry

@@ -69,6 +69,7 @@ IbEndpoint::IbEndpoint(std::shared_ptr<IbDevice> dev, const IbEndpointConfig& cf
                        const security::SessionKeys* keys)
     : dev_(std::move(dev)),
       cfg_(cfg),
+      lanes_(std::clamp(cfg.nQps, 1, kMaxQpsPerPeer), static_cast<int>(dev_->ports().size())),
       policy_(cfg.chunkFixed),
       t0_(std::chrono::steady_clock::now()) {
   const IbvApi& api = dev_->api();
@@ -158,7 +159,7 @@ IbEndpoint::IbEndpoint(std::shared_ptr<IbDevice> dev, const IbEndpointConfig& cf
     ibv_qp_attr a{};
     a.qp_state = IBV_QPS_INIT;
     a.pkey_index = 0;
-    a.port_num = dev_->port();
+    a.port_num = dev_->ports()[lanes_.port(q)].num;
     a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
     if (int e = api.modify_qp(qp, &a,
                               IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
@@ -206,8 +207,12 @@ IbConnInfo IbEndpoint::localInfo() const {
   c.ctsRkey = ctsMr_->rkey;
   c.zcopyBytes = static_cast<uint32_t>(zBytes_);
   for (int q = 0; q < cfg_.nQps; ++q) {
+    const IbDevice::Port& p = dev_->ports()[lanes_.port(q)];
     c.qpn[q] = qps_[q]->qp_num;
     c.psn[q] = psn_[q];
+    std::memcpy(c.qpGid[q], p.gid.raw, sizeof(c.qpGid[q]));
+    c.qpLid[q] = p.lid;
+    c.mtu = std::min(c.mtu, static_cast<uint8_t>(p.mtu));
   }
   return c;
 }
@@ -236,16 +241,17 @@ void IbEndpoint::connect(const IbConnInfo& r, std::unique_ptr<Endpoint> side) {
     a.rq_psn = r.psn[q];
     a.max_dest_rd_atomic = 1;
     a.min_rnr_timer = 12;
-    a.ah_attr.port_num = dev_->port();
+    const IbDevice::Port& port = dev_->ports()[lanes_.port(q)];
+    a.ah_attr.port_num = port.num;
     a.ah_attr.sl = static_cast<uint8_t>(cfg_.serviceLevel);
     if (dev_->roce()) {
       a.ah_attr.is_global = 1;
-      std::memcpy(a.ah_attr.grh.dgid.raw, r.gid, 16);
-      a.ah_attr.grh.sgid_index = static_cast<uint8_t>(dev_->gidIndex());
+      std::memcpy(a.ah_attr.grh.dgid.raw, r.qpGid[q], 16);
+      a.ah_attr.grh.sgid_index = static_cast<uint8_t>(port.gidIndex);
       a.ah_attr.grh.hop_limit = 255;
       a.ah_attr.grh.traffic_class = static_cast<uint8_t>(cfg_.trafficClass);
     } else {
-      a.ah_attr.dlid = r.lid;
+      a.ah_attr.dlid = r.qpLid[q];
     }
     if (int e = api.modify_qp(qps_[q], &a,
                               IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
@@ -270,14 +276,15 @@ void IbEndpoint::connect(const IbConnInfo& r, std::unique_ptr<Endpoint> side) {
     for (uint32_t i = 0; i < cfg_.nSlots + 2 + kZWindow + kCtsSlots; ++i) postRecvWr(q);
   }
   connected_ = true;
-  GDR_INFO(kNet,
-           "rank %d -> rank %d: ib on %s, %d QP(s) (first %u -> %u), %u slots of %zu bytes, chunk "
-           "%s %zu%s, zero-copy %s, cc %s",
-           cfg_.myRank, cfg_.peerRank, dev_->name().c_str(), cfg_.nQps, qps_[0]->qp_num, r.qpn[0],
-           cfg_.nSlots, slotStride_ - sizeof(ChunkHdr),
-           policy_.adaptive() ? "adaptive from" : "fixed", policy_.chunk(),
-           cipher_ ? ", AES-256-GCM" : "",
-           zBytes_ ? strprintf("from %zu bytes", zBytes_).c_str() : "off", ccModeName(cfg_.cc.mode));
+  GDR_INFO(
+      kNet,
+      "rank %d -> rank %d: ib on %s, %d QP(s) over %zu port(s) (first %u -> %u), %u slots of %zu "
+      "bytes, chunk %s %zu%s, zero-copy %s, cc %s",
+      cfg_.myRank, cfg_.peerRank, dev_->name().c_str(), cfg_.nQps,
+      std::min(dev_->ports().size(), static_cast<size_t>(cfg_.nQps)), qps_[0]->qp_num, r.qpn[0],
+      cfg_.nSlots, slotStride_ - sizeof(ChunkHdr), policy_.adaptive() ? "adaptive from" : "fixed",
+      policy_.chunk(), cipher_ ? ", AES-256-GCM" : "",
+      zBytes_ ? strprintf("from %zu bytes", zBytes_).c_str() : "off", ccModeName(cfg_.cc.mode));
 }
 
 void IbEndpoint::postRecvWr(int q) {
@@ -340,7 +347,7 @@ bool IbEndpoint::progress() {
   bool moved = pollCq();
   if (zBytes_ && scanned_ < recvs_.size()) moved |= issueCts();
   if (!recvs_.empty()) moved |= consumeChunks();
-  if (!sends_.empty()) moved |= postChunks();
+  if (!sends_.empty() || !resend_.empty()) moved |= postChunks();
   if (creditPosted_ != rseq_ || zCreditPosted_ != zLanded_) postCredit();
   return moved;
 }
@@ -358,6 +365,7 @@ bool IbEndpoint::pollCq() {
     for (int i = 0; i < n; ++i) {
       const ibv_wc& wc = wcs[i];
       if (wc.status != IBV_WC_SUCCESS) {
+        if (failover(wc)) continue;
         // Report the cause, not the flushes it triggered on other requests.
         for (int j = i; j < n; ++j)
           if (wcs[j].status != IBV_WC_SUCCESS && wcs[j].status != IBV_WC_WR_FLUSH_ERR)
@@ -376,8 +384,14 @@ bool IbEndpoint::pollCq() {
           continue;
         }
         // The chunk's full sequence: the one within nSlots of rseq_ whose low 31 bits match.
-        uint64_t seq = rseq_ + ((imm - static_cast<uint32_t>(rseq_)) & kImmSeqMask);
-        if (seq - rseq_ >= cfg_.nSlots)
+        const ImmSeq m = classifyImm(imm, rseq_, cfg_.nSlots);
+        if (m.kind == ImmSeq::kStale) {  // a resend of a chunk consumed already
+          ++stats_.staleChunks;
+          postRecvWr(static_cast<int>(v));
+          continue;
+        }
+        const uint64_t seq = m.seq;
+        if (m.kind == ImmSeq::kOutside)
           throw RemoteError(strprintf(
               "rank %d wrote chunk %u outside the credit window (expected %llu..%llu) on QP %u",
               cfg_.peerRank, imm, (unsigned long long)rseq_,
@@ -401,22 +415,9 @@ bool IbEndpoint::pollCq() {
           --pend_[v - pend_.front().id].wrsLeft;
         continue;
       }
-      // A data chunk is acknowledged: its message may be done.
-      auto it = track_.find(v);
-      if (it == track_.end())
-        throw InternalError(strprintf("completion for unknown chunk %llu to rank %d",
-                                      (unsigned long long)v, cfg_.peerRank));
-      const ChunkTrack t = it->second;
-      track_.erase(it);
-      if (cipher_) cipher_->sent(v);
-      const double now = nowUs();
-      policy_.onComplete(t.bytes, now, t.occupancy);
-      cc_->completed(t.bytes, t.sentUs, now);
       --dataInFlight_;
-      if (!pend_.empty()) {
-        uint64_t idx = t.pendingId - pend_.front().id;
-        if (idx < pend_.size()) --pend_[idx].wrsLeft;
-      }
+      resend_.completed(v);
+      chunkDone(v);
     }
   }
   while (!pend_.empty() && pend_.front().allPosted && pend_.front().wrsLeft == 0) {
@@ -425,6 +426,23 @@ bool IbEndpoint::pollCq() {
     pend_.pop_front();
   }
   return moved;
+}
+
+void IbEndpoint::chunkDone(uint64_t seq) {
+  auto it = track_.find(seq);
+  if (it == track_.end())
+    throw InternalError(strprintf("completion for unknown chunk %llu to rank %d",
+                                  (unsigned long long)seq, cfg_.peerRank));
+  const ChunkTrack t = it->second;
+  track_.erase(it);
+  if (cipher_) cipher_->sent(seq);
+  const double now = nowUs();
+  policy_.onComplete(t.bytes, now, t.occupancy);
+  cc_->completed(t.bytes, t.sentUs, now);
+  if (!pend_.empty()) {
+    uint64_t idx = t.pendingId - pend_.front().id;
+    if (idx < pend_.size()) --pend_[idx].wrsLeft;
+  }
 }
 
 // GDR_ENCRYPT: hands out the chunks of the queued sends, in sequence order,
@@ -450,7 +468,8 @@ bool IbEndpoint::postChunks() {
   if (cipher_) sealAhead();
   const uint64_t consumed = ctrl_->credit;  // written by the peer's credit RDMA writes
   std::atomic_thread_fence(std::memory_order_acquire);
-  while (!sends_.empty()) {
+  if (!resend_.empty()) moved |= resendChunks(consumed);
+  while (!sends_.empty() && !resend_.holdsNew()) {
     SendOp* op = sends_.front();
     if (op->sent == 0 && (pend_.empty() || pend_.back().op != op)) {
       PendingSend p{op, nextPendId_++};
@@ -470,8 +489,7 @@ bool IbEndpoint::postChunks() {
     }
     const uint64_t inWindow = sseq_ - consumed;
     if (inWindow >= cfg_.nSlots || dataInFlight_ >= cfg_.maxWr) break;  // wait for credits
-    const int q = static_cast<int>(
-        spreadHash((static_cast<uint64_t>(cfg_.peerRank) << 40) ^ sseq_) % cfg_.nQps);
+    const int q = pickQp(sseq_);
     if (sqUsed_[q] >= sqCap_) break;
     const uint32_t slot = static_cast<uint32_t>(sseq_ % cfg_.nSlots);
     ibv_sge sge[2];
@@ -511,28 +529,32 @@ bool IbEndpoint::postChunks() {
 // One chunk (header in sge[0], payload after it) into the peer's next slot.
 void IbEndpoint::postSlotWrite(int q, ibv_sge* sge, int nsge, size_t len, PendingSend& p,
                                uint64_t inWindow) {
-  const uint32_t slot = static_cast<uint32_t>(sseq_ % cfg_.nSlots);
+  writeSlot(q, sge, nsge, sseq_);
+  track_[sseq_] = ChunkTrack{p.id, len, static_cast<double>(inWindow + 1) / cfg_.nSlots, nowUs()};
+  cc_->sent(len);
+  cc_->noteChunk(len);
+  ++stats_.chunksSent;
+  ++p.wrsLeft;
+  ++sseq_;
+}
+
+void IbEndpoint::writeSlot(int q, ibv_sge* sge, int nsge, uint64_t seq) {
+  const uint32_t slot = static_cast<uint32_t>(seq % cfg_.nSlots);
   ibv_send_wr wr{};
   ibv_send_wr* bad = nullptr;
-  wr.wr_id = wrId(kWrData, sseq_);
+  wr.wr_id = wrId(kWrData, seq);
   wr.sg_list = sge;
   wr.num_sge = nsge;
   wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
   wr.send_flags = IBV_SEND_SIGNALED;
-  wr.imm_data = htonl(static_cast<uint32_t>(sseq_) & kImmSeqMask);
+  wr.imm_data = htonl(static_cast<uint32_t>(seq) & kImmSeqMask);
   wr.wr.rdma.remote_addr = remote_.slotsAddr + slot * remote_.slotStride;
   wr.wr.rdma.rkey = remote_.slotsRkey;
   if (int e = ibv_post_send(qps_[q], &wr, &bad))
     failPost("ibv_post_send (RDMA WRITE WITH IMM)", q, e);
-  track_[sseq_] = ChunkTrack{p.id, len, static_cast<double>(inWindow + 1) / cfg_.nSlots, nowUs()};
-  cc_->sent(len);
-  cc_->noteChunk(len);
   ++sqUsed_[q];
   ++dataInFlight_;
-  ++stats_.chunksSent;
   ++stats_.chunksPerQp[q];
-  ++p.wrsLeft;
-  ++sseq_;
 }
 
 ChunkHdr& IbEndpoint::slotHdr(uint64_t seq) { return ctrl_->hdrs[seq % cfg_.nSlots]; }
@@ -628,7 +650,8 @@ void IbEndpoint::failAuth(uint64_t seq) {
 }
 
 void IbEndpoint::postCredit() {
-  if (creditsInFlight_ >= kMaxCreditsInFlight || sqUsed_[0] >= sqCap_) return;
+  const int q = lanes_.control();
+  if (creditsInFlight_ >= kMaxCreditsInFlight || sqUsed_[q] >= sqCap_) return;
   // Each in-flight credit write reads its own source word, so a later update
   // never changes the bytes of one still being sent.
   uint64_t* src = ctrl_->creditSrc[creditSlot_++ % kCreditSources];
@@ -644,9 +667,9 @@ void IbEndpoint::postCredit() {
   wr.send_flags = IBV_SEND_SIGNALED;
   wr.wr.rdma.remote_addr = remote_.creditAddr;
   wr.wr.rdma.rkey = remote_.creditRkey;
-  if (int e = ibv_post_send(qps_[0], &wr, &bad))
-    failPost("ibv_post_send (credit RDMA WRITE)", 0, e);
-  ++sqUsed_[0];
+  if (int e = ibv_post_send(qps_[q], &wr, &bad))
+    failPost("ibv_post_send (credit RDMA WRITE)", q, e);
+  ++sqUsed_[q];
   ++creditsInFlight_;
   ++stats_.creditWrites;
   creditPosted_ = rseq_;
@@ -686,6 +709,7 @@ void IbEndpoint::reset() noexcept {
     if (p.reg) regs_->release(p.reg);
   pend_.clear();
   track_.clear();
+  resend_.clear();
   dropRendezvous();
   cc_->dropInFlight();
   if (side_) side_->reset();

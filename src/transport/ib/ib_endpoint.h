@@ -5,7 +5,8 @@
 // Each chunk gets the connection's next sequence number s; it lands in the
 // receiver's slot s % nSlots (header + payload in one write, from the user's
 // buffer, registered through the RegCache) and the immediate carries s. The
-// QP is chosen by a hash of (peer, s), so with several QPs chunks may
+// chunks go round the QPs, which go round the device's active ports
+// (qp_lanes.h), so with several QPs chunks may
 // complete out of order; the receiver consumes slots strictly by sequence,
 // which restores order. After consuming, the receiver RDMA-writes its count
 // of consumed chunks into the sender's credit word; the sender never has
@@ -54,6 +55,7 @@
 #include "transport/ib/ib_device.h"
 #include "transport/ib/ib_wire.h"
 #include "transport/ib/peer_cc.h"
+#include "transport/ib/qp_lanes.h"
 #include "transport/ib/reg_cache.h"
 #include "transport/ib/side_liveness.h"
 #include "transport/transport.h"
@@ -77,6 +79,7 @@ struct IbEndpointConfig {
   size_t zcopyBytes = 0;              // rendezvous from this size on (0: never)
   size_t zcopyChunk = 512 * 1024;     // bytes per zero-copy write
   CcConfig cc;                        // maxWindow is set from the credit window
+  bool failover = true;  // a failed QP hands its chunks to the others (GDR_IB_FAILOVER)
 };
 
 struct IbStats {
@@ -91,6 +94,10 @@ struct IbStats {
   uint64_t zcopySent = 0, zcopyReceived = 0;  // messages by rendezvous
   uint64_t zcopyWrites = 0, ctsWrites = 0;
   RegCache::Stats recvReg;  // receive buffers registered for zero-copy
+  // Failover (ib_failover.cc): QPs found failed, chunks sent again on the
+  // others, and copies of chunks received after their first was consumed.
+  int qpsDown = 0;
+  uint64_t chunksResent = 0, staleChunks = 0;
 };
 
 class IbEndpoint final : public Endpoint {
@@ -169,6 +176,16 @@ class IbEndpoint final : public Endpoint {
   void checkChunk(const ChunkHdr* h, const RecvOp* op, uint32_t slot) const;
   void popRecv();
   void postSlotWrite(int q, ibv_sge* sge, int nsge, size_t len, PendingSend& p, uint64_t inWindow);
+  // The write of chunk `seq` into its slot on QP `q` (first send or resend).
+  void writeSlot(int q, ibv_sge* sge, int nsge, uint64_t seq);
+  // Chunk `seq` is acknowledged (or known consumed): its message may be done.
+  void chunkDone(uint64_t seq);
+  // ib_failover.cc: a failed completion of a QP that can hand its work to
+  // the others (true: handled), and the resends of its chunks.
+  bool failover(const ibv_wc& wc);
+  void qpDown(int q, const ibv_wc& wc, bool idle);
+  bool resendChunks(uint64_t consumed);
+  int pickQp(uint64_t key) const { return lanes_.pick(static_cast<uint64_t>(cfg_.peerRank), key); }
   // The header sent in front of chunk `seq`, and the peer's count of landed
   // zero-copy chunks (both in the control block).
   ChunkHdr& slotHdr(uint64_t seq);
@@ -190,6 +207,8 @@ class IbEndpoint final : public Endpoint {
 
   std::shared_ptr<IbDevice> dev_;
   IbEndpointConfig cfg_;
+  QpLanes lanes_;       // which QP (and port) carries what, which are down
+  ResendQueue resend_;  // chunks of failed QPs
   ChunkPolicy policy_;
   std::unique_ptr<PeerCc> cc_;  // bytes in flight and the chunk size it allows
   std::unique_ptr<RegCache> regs_;

@@ -28,6 +28,10 @@ struct IbConnInfo {
   uint64_t ctsAddr;  // A's rendezvous mailbox (B writes its clear-to-send there)
   uint32_t ctsRkey;
   uint32_t zcopyBytes;  // A's zero-copy threshold (0: off); the ranks must agree
+  // Where each of A's QPs is: the address of the port it is bound to (QPs go
+  // round A's active ports), so B's QP q talks to that port.
+  uint8_t qpGid[kMaxQpsPerPeer][16];
+  uint16_t qpLid[kMaxQpsPerPeer];
 };
 
 // What a write's immediate says. Bit 31 clear: an eager chunk into a slot,

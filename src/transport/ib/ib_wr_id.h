@@ -13,7 +13,8 @@ inline uint64_t wrId(WrKind k, uint64_t v) { return (v << 3) | k; }
 inline WrKind wrKind(uint64_t id) { return static_cast<WrKind>(id & 7); }
 inline uint64_t wrValue(uint64_t id) { return id >> 3; }
 
-// splitmix64's finaliser: spreads (peer, sequence) evenly over the QPs.
+// splitmix64's finaliser: where a peer's chunks start going round its QPs,
+// and where a failed QP's chunks go (qp_lanes.h).
 inline uint64_t spreadHash(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;

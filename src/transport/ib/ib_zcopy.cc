@@ -25,7 +25,8 @@ bool IbEndpoint::issueCts() {
       ++scanned_;
       continue;
     }
-    if (rTicket_ - rDone_ >= kCtsSlots || sqUsed_[0] >= sqCap_) break;
+    const int q = lanes_.control();
+    if (rTicket_ - rDone_ >= kCtsSlots || sqUsed_[q] >= sqCap_) break;
     ZRecv z{op, rTicket_};
     z.direct = op->fn == nullptr;
     if (z.direct) {
@@ -64,11 +65,11 @@ bool IbEndpoint::issueCts() {
     wr.imm_data = htonl(kImmCts | (static_cast<uint32_t>(rTicket_) & ~kImmKindMask));
     wr.wr.rdma.remote_addr = remote_.ctsAddr + (rTicket_ % kCtsSlots) * sizeof(ZcopyCts);
     wr.wr.rdma.rkey = remote_.ctsRkey ^ keyXor_;
-    if (int e = ibv_post_send(qps_[0], &wr, &bad)) {
+    if (int e = ibv_post_send(qps_[q], &wr, &bad)) {
       if (z.reg) rregs_->release(z.reg);
-      failPost("ibv_post_send (clear-to-send RDMA WRITE WITH IMM)", 0, e);
+      failPost("ibv_post_send (clear-to-send RDMA WRITE WITH IMM)", q, e);
     }
-    ++sqUsed_[0];
+    ++sqUsed_[q];
     ++stats_.ctsWrites;
     zrecvs_.push_back(z);
     ++rTicket_;
@@ -115,8 +116,7 @@ IbEndpoint::Rndv IbEndpoint::sendRendezvous(PendingSend& p, uint64_t consumed) {
   if (!p.announced) {
     const uint64_t inWindow = sseq_ - consumed;
     if (inWindow >= cfg_.nSlots || dataInFlight_ >= cfg_.maxWr) return Rndv::Wait;
-    const int q = static_cast<int>(
-        spreadHash((static_cast<uint64_t>(cfg_.peerRank) << 40) ^ sseq_) % cfg_.nQps);
+    const int q = pickQp(sseq_);
     if (sqUsed_[q] >= sqCap_) return Rndv::Wait;
     ChunkHdr& h = slotHdr(sseq_);
     h = ChunkHdr{};
@@ -157,9 +157,7 @@ IbEndpoint::Rndv IbEndpoint::sendRendezvous(PendingSend& p, uint64_t consumed) {
   std::atomic_thread_fence(std::memory_order_acquire);
   while (op->sent < op->bytes) {
     if (zPosted_ - landed >= kZWindow || dataInFlight_ >= cfg_.maxWr) return Rndv::Wait;
-    const int q = static_cast<int>(
-        spreadHash((static_cast<uint64_t>(cfg_.peerRank) << 40) ^ (zPosted_ | 1ull << 63)) %
-        cfg_.nQps);
+    const int q = pickQp(zPosted_ | 1ull << 63);
     if (sqUsed_[q] >= sqCap_) return Rndv::Wait;
     const size_t len = std::min<size_t>(c.chunk, op->bytes - op->sent);
     const uint32_t idx = static_cast<uint32_t>(op->sent / c.chunk);

@@ -3,14 +3,17 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
-#include <stdexcept>
 #include <deque>
 #include <map>
 #include <mutex>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "core/log.h"
@@ -50,6 +53,7 @@ struct SoftQp {
   std::deque<uint64_t> recvs;  // posted receives' wr_ids
   std::deque<Write> sq;
   bool held = false;
+  uint8_t port = 1;                   // IBV_QP_PORT
   uint8_t timeout = 14, retries = 7;  // IBV_QP_TIMEOUT, IBV_QP_RETRY_CNT
   QpShm* shm = nullptr;               // what other processes see of this QP
 };
@@ -63,6 +67,12 @@ struct Nic {
   uint32_t nextKey = 0x1000;
   std::mt19937 rng{std::random_device{}() ^ static_cast<uint32_t>(getpid())};
   uint64_t posted = 0, failAt = 0, done = 0, bytes = 0;
+  int ports = 1;
+  uint32_t portsDown = 0;           // bit p: port p is down
+  uint64_t writes = 0, downAt = 0;  // GDR_SOFTNIC_PORT_DOWN: port downPort at write downAt
+  uint8_t downPort = 0;
+  double bytesPerUs = 0;              // GDR_SOFTNIC_PORT_MBPS per port (0: no limit)
+  Clock::time_point busyUntil[9]{};   // per port: when its last scheduled write is through
   ibv_device dev{};
   ibv_device* list[2] = {&dev, nullptr};
 };
@@ -73,6 +83,21 @@ Nic& nic() {
     std::strncpy(x->dev.name, "softnic0", sizeof(x->dev.name) - 1);
     int64_t f = param::getInt("GDR_SOFTNIC_FAIL_WRITE");
     if (f > 0) x->failAt = static_cast<uint64_t>(f);
+    x->ports = static_cast<int>(std::clamp<int64_t>(param::getInt("GDR_SOFTNIC_PORTS"), 1, 8));
+    x->bytesPerUs = static_cast<double>(std::max<int64_t>(0, param::getInt("GDR_SOFTNIC_PORT_MBPS")));
+    const std::string down = param::getString("GDR_SOFTNIC_PORT_DOWN");
+    unsigned port = 0;
+    unsigned long long at = 0;
+    if (!down.empty()) {
+      if (std::sscanf(down.c_str(), "%u:%llu", &port, &at) != 2 || port < 1 ||
+          port > static_cast<unsigned>(x->ports) || at < 1)
+        GDR_WARN(kNet,
+                 "GDR_SOFTNIC_PORT_DOWN=%s is not PORT:N (a port of GDR_SOFTNIC_PORTS=%d, "
+                 "N >= 1): ignored",
+                 down.c_str(), x->ports);
+      else
+        x->downPort = static_cast<uint8_t>(port), x->downAt = at;
+    }
     return x;
   }();
   return *n;
@@ -159,6 +184,12 @@ bool executeRemote(Nic& n, SoftQp& q, Write& w, uint64_t total) {
     rq->inbox[t % kInbox] = {w.imm, static_cast<uint32_t>(total)};
     rq->tail.store(t + 1, std::memory_order_release);
   }
+  // The QP went down meanwhile (portDown): its owner may have stopped
+  // taking immediates before this one, so the write counts as lost (the
+  // sender resends it; a copy that did land is a duplicate the receiver
+  // ignores). Paired with the fence in portDownLocked.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (rq->error.load()) return peerGone(q, w) && fail(IBV_WC_RETRY_EXC_ERR);
   if (w.signaled)
     complete(reinterpret_cast<SoftCq*>(q.qp.send_cq), w.wrId, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
              q.qp.qp_num);
@@ -254,6 +285,41 @@ void pump(Nic& n) {
   }
 }
 
+// A port going down: every QP bound to it moves to the error state (what
+// other processes see of it too, so their writes to it stop being answered);
+// its oldest write completes with retries exceeded, the rest of its send
+// queue and its posted receives flush, as on hardware. Caller holds the lock.
+void portDownLocked(Nic& n, uint8_t port) {
+  if (n.portsDown & (1u << port)) return;
+  n.portsDown |= 1u << port;
+  int qps = 0;
+  for (auto& [qpn, q] : n.qps) {
+    if (q->port != port || q->qp.state == IBV_QPS_ERR) continue;
+    ++qps;
+    // Immediates other processes wrote before the port went down land;
+    // a writer that finds the flag after its write reports it lost.
+    if (q->shm) {
+      q->shm->error.store(1);
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      drainInboxes(n, reinterpret_cast<SoftCq*>(q->qp.recv_cq));
+    }
+    auto* scq = reinterpret_cast<SoftCq*>(q->qp.send_cq);
+    bool first = true;
+    for (const Write& w : q->sq) {
+      complete(scq, w.wrId, first ? IBV_WC_RETRY_EXC_ERR : IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE,
+               qpn);
+      first = false;
+    }
+    q->sq.clear();
+    for (uint64_t id : q->recvs)
+      complete(reinterpret_cast<SoftCq*>(q->qp.recv_cq), id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, qpn);
+    q->recvs.clear();
+    q->qp.state = IBV_QPS_ERR;
+    if (q->shm) q->shm->error.store(1);
+  }
+  GDR_INFO(kNet, "softnic0: port %u down (on request): %d QP(s) in error", port, qps);
+}
+
 // --- the verbs entry points -------------------------------------------------
 
 int postSend(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
@@ -263,6 +329,7 @@ int postSend(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
   if (it == n.qps.end()) return EINVAL;
   static const int64_t delayUs = param::getInt("GDR_SOFTNIC_DELAY_US");
   for (; wr; wr = wr->next) {
+    if (n.downAt && ++n.writes == n.downAt) portDownLocked(n, n.downPort);
     if ((wr->opcode != IBV_WR_RDMA_WRITE && wr->opcode != IBV_WR_RDMA_WRITE_WITH_IMM) ||
         qp->state < IBV_QPS_RTS) {
       *bad = wr;
@@ -279,6 +346,14 @@ int postSend(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
     w.fail = n.failAt && ++n.posted == n.failAt;
     if (w.fail) n.failAt = 0;
     w.notBefore = Clock::now() + std::chrono::microseconds(delayUs > 0 ? delayUs : 0);
+    if (n.bytesPerUs > 0) {  // the port's link: writes go through it one after another
+      uint64_t total = 0;
+      for (const ibv_sge& s : w.sge) total += s.length;
+      Clock::time_point& busy = n.busyUntil[it->second->port];
+      busy = std::max(busy, Clock::now()) +
+             std::chrono::nanoseconds(static_cast<int64_t>(1000.0 * total / n.bytesPerUs));
+      w.notBefore = std::max(w.notBefore, busy);
+    }
     it->second->sq.push_back(std::move(w));
   }
   pump(n);
@@ -340,19 +415,21 @@ int closeDevice(ibv_context* c) {
 int queryDevice(ibv_context*, ibv_device_attr* a) {
   *a = ibv_device_attr{};
   std::strncpy(a->fw_ver, "softnic", sizeof(a->fw_ver) - 1);
-  a->phys_port_cnt = 1;
+  a->phys_port_cnt = static_cast<uint8_t>(nic().ports);
   a->max_qp_wr = 16384;
   a->max_cqe = 1 << 20;
   a->max_sge = 4;
   return 0;
 }
 int queryPortCompat(ibv_context*, uint8_t port, _compat_ibv_port_attr* out) {
-  if (port != 1) return EINVAL;
+  Nic& n = nic();
+  std::lock_guard<std::mutex> g(n.mu);
+  if (port < 1 || port > n.ports) return EINVAL;
   // IbvApi::queryPort hands over a whole ibv_port_attr.
   auto* a = reinterpret_cast<ibv_port_attr*>(out);
-  a->state = IBV_PORT_ACTIVE;
+  a->state = n.portsDown & (1u << port) ? IBV_PORT_DOWN : IBV_PORT_ACTIVE;
   a->max_mtu = a->active_mtu = IBV_MTU_4096;
-  a->lid = 1;
+  a->lid = port;
   a->gid_tbl_len = 1;
   a->link_layer = IBV_LINK_LAYER_INFINIBAND;
   return 0;
@@ -447,6 +524,7 @@ int modifyQp(ibv_qp* qp, ibv_qp_attr* a, int mask) {
   auto it = n.qps.find(qp->qp_num);
   if (it == n.qps.end()) return EINVAL;
   if (mask & IBV_QP_DEST_QPN) it->second->dest = a->dest_qp_num;
+  if (mask & IBV_QP_PORT) it->second->port = a->port_num;
   if (mask & IBV_QP_TIMEOUT) it->second->timeout = a->timeout;
   if (mask & IBV_QP_RETRY_CNT) it->second->retries = a->retry_cnt;
   if (mask & IBV_QP_STATE) qp->state = a->qp_state;
@@ -522,6 +600,12 @@ void failWrite(uint64_t k) {
   std::lock_guard<std::mutex> g(n.mu);
   n.posted = 0;
   n.failAt = k;
+}
+
+void portDown(uint8_t port) {
+  Nic& n = nic();
+  std::lock_guard<std::mutex> g(n.mu);
+  portDownLocked(n, port);
 }
 
 void holdQp(uint32_t qpn, bool hold) {

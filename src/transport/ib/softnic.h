@@ -30,6 +30,12 @@ namespace gdr::transport::ib::softnic {
 // The verbs table of the software NIC.
 const IbvApi* api();
 
+// Ports: GDR_SOFTNIC_PORTS of them (1-8), all active, each QP bound to the
+// one its INIT transition names. GDR_SOFTNIC_PORT_DOWN=P:N takes port P down
+// at the process's N-th RDMA write, as portDown() does. GDR_SOFTNIC_PORT_MBPS
+// limits each port's sending rate (its writes are carried out one after
+// another at that rate), so a two-port aggregate can be measured.
+//
 // Fault injection, for tests. The n-th RDMA write posted from now on
 // (1 = the next one) completes with IBV_WC_REM_OP_ERR instead of moving data;
 // 0 cancels.
@@ -37,6 +43,11 @@ void failWrite(uint64_t n);
 // While held, the writes posted on QP `qpn` wait (they are carried out, in
 // order, once released): completions of other QPs overtake them.
 void holdQp(uint32_t qpn, bool hold);
+// Port `port` goes down: its QPs move to the error state, their queued
+// writes complete in error (the oldest with retries exceeded, the others
+// flushed) and their receives flush; writes of other processes to them stop
+// being answered (retries exceeded after their QP's timeout).
+void portDown(uint8_t port);
 // Writes carried out so far by this process's software NIC, and the bytes.
 uint64_t writesDone();
 uint64_t bytesMoved();

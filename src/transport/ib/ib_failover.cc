@@ -1,0 +1,124 @@
+// Port failover of a verbs connection: a QP that fails on the path (its
+// port went down, or the peer's port stopped answering: retries exceeded,
+// or its queue flushed) while other QPs of the connection live and the peer
+// itself is alive hands its work to them. Its eager chunks not yet
+// completed go again, same sequence and slot, on the QPs the placement now
+// names (qp_lanes.h says why order and slots stay right); a credit write it
+// lost is written again on a live QP. Logged once per port and process.
+//
+// What does not move: a zero-copy write or a clear-to-send in flight on the
+// failed QP (neither can be identified to resend), and connections under
+// GDR_ENCRYPT (chunks are opened in place, where a second copy could land
+// on a chunk being opened). Those fail as before, naming the QP.
+#include <mutex>
+#include <set>
+#include <utility>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "transport/ib/ib_endpoint.h"
+#include "transport/ib/ib_wr_id.h"
+
+namespace gdr::transport::ib {
+
+namespace {
+
+// True the first time (device, port) is reported in this process.
+bool firstReport(const std::string& dev, int port) {
+  static std::mutex mu;
+  static std::set<std::pair<std::string, int>> seen;
+  std::lock_guard<std::mutex> g(mu);
+  return seen.emplace(dev, port).second;
+}
+
+}  // namespace
+
+bool IbEndpoint::failover(const ibv_wc& wc) {
+  const int q = qpIndex(wc.qp_num);
+  if (q < 0) return false;
+  if (lanes_.live(q)) {
+    const bool path = wc.status == IBV_WC_RETRY_EXC_ERR || wc.status == IBV_WC_WR_FLUSH_ERR;
+    if (!cfg_.failover || !path || cipher_ || lanes_.liveCount() < 2) return false;
+    // A peer that died is its own failure, reported as such, not a port's.
+    if (side_) side_->checkPeer();
+    // Nothing pending: also what a peer that destroyed its communicator and
+    // left does to this QP's last credit write, so not worth a warning.
+    qpDown(q, wc, sends_.empty() && pend_.empty() && recvs_.empty() && resend_.empty());
+  }
+  // From here on every completion of q is its queue being flushed.
+  const WrKind kind = wrKind(wc.wr_id);
+  if (kind == kWrRecv) return true;  // a landing receive, gone with the QP
+  --sqUsed_[q];
+  switch (kind) {
+    case kWrCredit:
+      --creditsInFlight_;
+      creditPosted_ = ~0ull;  // write the count again, on a live QP
+      return true;
+    case kWrData:
+      --dataInFlight_;
+      resend_.completed(wrValue(wc.wr_id));  // a resend that failed too goes again
+      resend_.failed(wrValue(wc.wr_id));
+      return true;
+    default:
+      throw RemoteError(strprintf(
+          "QP %u (%d of %d, %s port %u) to rank %d failed (%s) with a %s in flight, which cannot "
+          "move to another QP",
+          wc.qp_num, q + 1, cfg_.nQps, dev_->name().c_str(), dev_->ports()[lanes_.port(q)].num,
+          cfg_.peerRank, dev_->api().wc_status_str(wc.status),
+          kind == kWrCts ? "clear-to-send" : "zero-copy write"));
+  }
+}
+
+void IbEndpoint::qpDown(int q, const ibv_wc& wc, bool idle) {
+  const unsigned port = dev_->ports()[lanes_.port(q)].num;
+  const bool firstOfPort = lanes_.markDown(q);
+  ++stats_.qpsDown;
+  if (firstOfPort && !idle && firstReport(dev_->name(), static_cast<int>(port)))
+    GDR_WARN(kNet,
+             "rank %d: verbs QP %u on %s port %u to rank %d failed (%s): its chunks go over the "
+             "%d QP(s) left; later failures on this port are logged at INFO",
+             cfg_.myRank, wc.qp_num, dev_->name().c_str(), port, cfg_.peerRank,
+             dev_->api().wc_status_str(wc.status), lanes_.liveCount());
+  else
+    GDR_INFO(kNet, "rank %d: verbs QP %u on %s port %u to rank %d failed (%s), %d QP(s) left",
+             cfg_.myRank, wc.qp_num, dev_->name().c_str(), port, cfg_.peerRank,
+             dev_->api().wc_status_str(wc.status), lanes_.liveCount());
+}
+
+// Chunks of failed QPs, oldest first: one the peer consumed already is done
+// (only its completion was lost); the others go again from the header still
+// in their slot's place and the payload still in the caller's buffer (the
+// send is not complete, and no newer chunk took the slot: see qp_lanes.h).
+bool IbEndpoint::resendChunks(uint64_t consumed) {
+  bool moved = false;
+  while (!resend_.empty()) {
+    const uint64_t seq = resend_.front();
+    if (seq < consumed) {
+      resend_.dropped(seq);
+      chunkDone(seq);
+      moved = true;
+      continue;
+    }
+    const int q = pickQp(seq);
+    if (sqUsed_[q] >= sqCap_ || dataInFlight_ >= cfg_.maxWr) break;
+    auto it = track_.find(seq);
+    if (it == track_.end() || pend_.empty())
+      throw InternalError(strprintf("resend of unknown chunk %llu to rank %d",
+                                    (unsigned long long)seq, cfg_.peerRank));
+    const PendingSend& p = pend_[it->second.pendingId - pend_.front().id];
+    const ChunkHdr& h = slotHdr(seq);
+    ibv_sge sge[2];
+    int nsge = 1;
+    sge[0] = {reinterpret_cast<uintptr_t>(&h), sizeof(ChunkHdr), ctrlMr_->lkey};
+    if (it->second.bytes)
+      sge[nsge++] = {reinterpret_cast<uintptr_t>(p.op->data) + h.offset,
+                     static_cast<uint32_t>(it->second.bytes), p.reg->reg.lkey};
+    writeSlot(q, sge, nsge, seq);
+    resend_.resent(seq);
+    ++stats_.chunksResent;
+    moved = true;
+  }
+  return moved;
+}
+
+}  // namespace gdr::transport::ib
