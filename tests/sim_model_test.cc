@@ -66,34 +66,97 @@ TEST(SimModel, TwoRankRingIsTheClosedForm) {
   EXPECT_NEAR(runOnce(c, coll::Algo::Ring, a), expect, expect * 1e-9);
 }
 
-// Two links of capacity 4 (two hosts' memory); f1 on the
-// first, f2 on both, f3 on the second with weight 3. Filling: at rate 1
-// the second link is full (1 + 3x1), freezing f2 and f3; f1 alone takes
-// what is left of the first: 4 - 1 = 3.
+// Two links of capacity 2 (two hosts' 2 cores); f1 on the first, f2 on
+// both, f3 on the second with weight 3. Filling: at rate 0.5 the second
+// link is full (0.5 + 3x0.5), freezing f2 and f3; f1 alone takes what is
+// left of the first: 2 - 0.5 = 1.5.
 TEST(SimModel, MaxMinOnAToyTopology) {
   Cluster c = toyHost(4);
   c.hosts = 2;
-  c.coresPerHost = 2;  // 2 cores x the 2 GB/s single-copy rate
+  c.coresPerHost = 2;  // a host's link is its 2 cores
   const Network net(c);
   const int l0 = net.path(0, 1, true).links[0], l1 = net.path(4, 5, true).links[0];
   ASSERT_NE(l0, l1);
-  ASSERT_DOUBLE_EQ(net.capacity(l0), 4.0);
+  ASSERT_DOUBLE_EQ(net.capacity(l0), 2.0);
   Path f1, f2, f3;
   f1.add(l0);
   f2.add(l0);
   f2.add(l1);
   f3.add(l1, 3.0);
   std::vector<double> r = maxMinRates(net, {{&f1, 0}, {&f2, 0}, {&f3, 0}});
-  EXPECT_NEAR(r[0], 3.0, 1e-9);
-  EXPECT_NEAR(r[1], 1.0, 1e-9);
-  EXPECT_NEAR(r[2], 1.0, 1e-9);
+  EXPECT_NEAR(r[0], 1.5, 1e-9);
+  EXPECT_NEAR(r[1], 0.5, 1e-9);
+  EXPECT_NEAR(r[2], 0.5, 1e-9);
   // A flow's own cap: f1 capped at 0.5 leaves f2 its share of both links.
   r = maxMinRates(net, {{&f1, 0.5}, {&f2, 0}});
   EXPECT_NEAR(r[0], 0.5, 1e-9);
-  EXPECT_NEAR(r[1], 3.5, 1e-9);
-  // An eager host message is copied twice: weight 2 on its host's link.
+  EXPECT_NEAR(r[1], 1.5, 1e-9);
+  // An eager host message is copied twice, each copy by a core at the
+  // single-copy rate (2 GB/s): 2 / 2 of a core per GB/s, so 2 GB/s on 2 cores.
   const Path eagerPath = net.path(0, 1, false);
   EXPECT_NEAR(maxMinRates(net, {{&eagerPath, 0}})[0], 2.0, 1e-9);
+}
+
+// Ranks that outnumber the cores time-share them: four ranks copying 1 MB
+// at 1 GB/s each on two cores take twice as long as two would; with a core
+// each, as long as one. The launch is core work too.
+TEST(SimModel, RanksTimeShareTheCores) {
+  auto copyTime = [](int ranks, int cores) {
+    Cluster c = toyHost(ranks);
+    c.coresPerHost = cores;
+    c.copyGBps = 1.0;
+    const Network net(c);
+    EngineInput in;
+    in.cluster = &c;
+    in.net = &net;
+    in.launchUs = 10.0;
+    coll::Schedule s;
+    coll::Step copy{coll::StepKind::Copy};
+    copy.src = {coll::BufId::Input, 0, 1000000};
+    copy.dst = {coll::BufId::Output, 0, 1000000};
+    in.elemBytes = 1;
+    s.steps.push_back(copy);
+    return runEngine(in, std::vector<coll::Schedule>(static_cast<size_t>(ranks), s)).timeUs;
+  };
+  EXPECT_NEAR(copyTime(2, 2), 1010.0, 1e-6);
+  EXPECT_NEAR(copyTime(4, 4), 1010.0, 1e-6);
+  EXPECT_NEAR(copyTime(4, 2), 2020.0, 1e-6);
+  EXPECT_NEAR(copyTime(8, 2), 4040.0, 1e-6);
+}
+
+// A chain broadcast of 8 ranks on one core: however far the head runs
+// ahead, every call's 7 single-copy hops go through that core, so the
+// steady period is 7 copies (a call ends once its sends are taken).
+TEST(SimModel, SharedCoresBoundADeepChain) {
+  Cluster c = toyHost(8);
+  c.coresPerHost = 1;
+  coll::CollArgs a;
+  a.kind = coll::CollKind::Broadcast;
+  a.nranks = 8;
+  a.count = (8u << 20) / 4;  // 8 MiB: single-copy, 2 GB/s
+  const Network net(c);
+  EngineInput in;
+  in.cluster = &c;
+  in.net = &net;
+  in.kind = a.kind;
+  in.iterations = kIterations;
+  const double copies = 7 * (8.0 * (1 << 20)) / 2.0e3;
+  const double t = runEngine(in, allRanks(coll::Algo::Chain, a)).timeUs;
+  // (the first half of the calls is warm-up; a little run-ahead remains)
+  EXPECT_GT(t, copies * 0.9);
+  EXPECT_LT(t, copies * 1.15);
+}
+
+// Past far_bytes the memory rates drop again by far_factor.
+TEST(SimModel, FarMemoryTier) {
+  Cluster c = toyHost(2);
+  c.cacheBytes = 1 << 20;
+  c.copyGBps = 10.0;
+  c.copyMemGBps = 4.0;
+  EXPECT_NEAR(effectiveRates(c, 4 << 20).copyGBps, 1.0 / (0.25 / 10 + 0.75 / 4), 1e-9);
+  c.farBytes = 2 << 20;
+  c.farFactor = 0.5;
+  EXPECT_NEAR(effectiveRates(c, 4 << 20).copyGBps, 1.0 / (0.25 / 10 + 0.25 / 4 + 0.5 / 2), 1e-9);
 }
 
 // A root that broadcasts back to back runs ahead only as far as the slots

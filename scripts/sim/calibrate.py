@@ -6,12 +6,16 @@ closed-form first guesses), so the model that is validated is the model
 that was fitted.
 
 Calibration series (the validation reports them apart, see validate.py):
-  host   np 1 all-reduce (call cost, memcpy in and out of cache),
+  host   (bench/results/sim/host-quiet, the quiet machine)
+         np 1 all-reduce (call cost, memcpy in and out of cache),
          np 2 broadcast (per-message cost, eager and single-copy rates),
          np 2 all-reduce (latency: each call waits for the other rank's),
-         np 2 reduce (reduction rates), np 4 broadcast (oversubscribed cores)
+         np 2 reduce (reduction rates), np 4 and np 8 broadcast (ranks
+         time-sharing 2 cores: the wake-up cost sched_us)
   2xH200 all-gather and broadcast (kernel launch, NVLink stores),
          reduce-scatter (kernel reduction rate), send/recv ping-pong 8 B
+  socket np 2 broadcast and all-reduce from 1 MiB over 1 Gbit/s shaped
+         links (the socket transport's payload rate and latency there)
 
     scripts/sim/calibrate.py [--gdr-sim build/bin/gdr-sim] [--out bench/results/sim/calibration.txt]
 """
@@ -24,23 +28,31 @@ import tempfile
 
 from simdata import REPO, SIM_RESULTS, medians, predict
 
-HOST = os.path.join(SIM_RESULTS, "host")
+HOST = os.path.join(SIM_RESULTS, "host-quiet")
 H200 = os.path.join(SIM_RESULTS, "h200x2")
 
 HOST_SERIES = [("allreduce", 1, "np1"), ("bcast", 2, "np2"), ("allreduce", 2, "np2"), ("reduce", 2, "np2"),
-               ("bcast", 4, "np4")]
+               ("bcast", 4, "np4"), ("bcast", 8, "np8")]
 H200_SERIES = [("allgather", 2), ("bcast", 2), ("reducescatter", 2)]
+SOCKET = os.path.join(SIM_RESULTS, "socket")
+# The shaped-link set (socket/cluster.txt): measured under load, so only
+# sizes from 1 MiB, where the 1 Gbit/s shaping dominates, are fitted.
+SOCKET_SERIES = [("bcast", 2), ("allreduce", 2)]
+SOCKET_MIN = 1 << 20
 
 # (key, first guess, is an integer)
 HOST_PARAMS = [
     ("launch_us", 0.1, False), ("send_us", 0.05, False), ("link.shm.latency_us", 0.2, False), ("link.shm.gbps", 5.0, False),
     ("link.shm_cma.latency_us", 1.0, False), ("link.shm_cma.gbps", 8.0, False), ("copy_gbps", 30.0, False),
-    ("reduce_gbps", 10.0, False), ("sched_us", 2.0, False), ("cache_bytes", 4 << 20, True),
+    ("reduce_gbps", 10.0, False), ("sched_us", 2.0, False), ("spin_us", 1.0, False), ("cache_bytes", 4 << 20, True),
     ("mem.shm_gbps", 2.0, False), ("mem.shm_cma_gbps", 3.0, False), ("mem.copy_gbps", 3.0, False),
-    ("mem.reduce_gbps", 3.0, False),
+    ("mem.reduce_gbps", 3.0, False), ("far_bytes", 128 << 20, True), ("far_factor", 0.6, False),
 ]
 H200_PARAMS = [("kernel.launch_us", 7.5, False), ("kernel.store_gbps", 300.0, False),
                ("kernel.reduce_gbps", 2000.0, False)]
+# First guesses: the tbf ceiling of a 1 Gbit/s link (1448 payload bytes of
+# every 1514-byte frame) and a veth + TCP round of tens of microseconds.
+SOCKET_PARAMS = [("link.socket.gbps", 1e9 / 8 * 1448 / 1514 / 1e9, False), ("link.socket.latency_us", 50.0, False)]
 
 
 def write(path, values, extra=""):
@@ -50,7 +62,7 @@ def write(path, values, extra=""):
         f.write(extra)
 
 
-def loss(gdr_sim, values, series, cluster, fixed):
+def loss(gdr_sim, values, series, cluster, fixed, min_size=0):
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
         path = f.name
     write(path, dict(fixed, **values))
@@ -59,7 +71,7 @@ def loss(gdr_sim, values, series, cluster, fixed):
         for coll, ranks, meas in series:
             pred = predict(gdr_sim, coll, cluster, ranks, list(meas), calibration=path)
             for s, m in meas.items():
-                if s in pred and m > 0 and pred[s][0] > 0:
+                if s >= min_size and s in pred and m > 0 and pred[s][0] > 0:
                     err += math.log(pred[s][0] / m) ** 2
                     n += 1
     finally:
@@ -80,7 +92,7 @@ def rate(meas, lo, hi, base=0.0):
 
 def host_guesses(series):
     """Closed-form first guesses from the calibration series."""
-    np1, b2, a2, r2, b4 = (m for _, _, m in series)
+    np1, b2, a2, r2, b4 = (m for _, _, m in series[:5])
     g = {}
     g["launch_us"] = band(np1, 4, 1024)
     g["send_us"] = max(0.01, band(b2, 4, 64) - g["launch_us"])
@@ -97,15 +109,18 @@ def host_guesses(series):
     g["mem.reduce_gbps"] = g["mem.copy_gbps"]
     g["sched_us"] = max(0.05, (band(b4, 4, 64) - g["launch_us"]) / 2 - g["link.shm.latency_us"])
     g["cache_bytes"] = 4 << 20
+    g["spin_us"] = 1.0
+    g["far_bytes"] = 128 << 20
+    g["far_factor"] = 0.6
     return g
 
 
-def fit(gdr_sim, params, series, cluster, fixed, sweeps=4, first=None):
+def fit(gdr_sim, params, series, cluster, fixed, sweeps=6, first=None, min_size=0):
     values = {k: (int(v) if isint else v) for k, v, isint in params}
     for k, v in (first or {}).items():
         if v and v > 0:
             values[k] = int(v) if isinstance(values[k], int) else v
-    best = loss(gdr_sim, values, series, cluster, fixed)
+    best = loss(gdr_sim, values, series, cluster, fixed, min_size)
     for sweep in range(sweeps):
         step = 1.0 / (sweep + 1)
         for k, _, isint in params:
@@ -113,7 +128,7 @@ def fit(gdr_sim, params, series, cluster, fixed, sweeps=4, first=None):
                            1 / (1 + step / 10)):
                 trial = dict(values)
                 trial[k] = int(values[k] * factor) if isint else values[k] * factor
-                e = loss(gdr_sim, trial, series, cluster, fixed)
+                e = loss(gdr_sim, trial, series, cluster, fixed, min_size)
                 if e < best:
                     best, values = e, trial
     return values, best
@@ -129,6 +144,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gdr-sim", default=os.path.join(REPO, "build", "bin", "gdr-sim"))
     ap.add_argument("--out", default=os.path.join(SIM_RESULTS, "calibration.txt"))
+    ap.add_argument("--start", help="a calibration file whose host values are the first guesses "
+                    "(continues an earlier fit) instead of the closed-form ones")
+    ap.add_argument("--sweeps", type=int, default=6)
     a = ap.parse_args()
 
     host_series = [(c, r, medians(os.path.join(HOST, d, c + ".run*.csv"))) for c, r, d in HOST_SERIES]
@@ -136,27 +154,38 @@ def main():
     nominal = {"calibration": os.path.join(SIM_RESULTS, "nominal-network.txt")}
     # The host fit leaves the kernel keys alone and vice versa.
     h200_first = {k: v for k, v, _ in H200_PARAMS}
+    first = host_guesses(host_series)
+    if a.start:
+        for line in open(a.start):
+            k, _, v = line.partition("=")
+            if k.strip() in first or k.strip() in {p for p, _, _ in HOST_PARAMS}:
+                first[k.strip()] = float(v)
     host, host_err = fit(a.gdr_sim, HOST_PARAMS, host_series, "host-shm", dict(nominal, **h200_first),
-                         first=host_guesses(host_series))
+                         sweeps=a.sweeps, first=first)
     # The fused kernels do not use link.nvlink (schedules over NVLink do); it
     # only has to be present while fitting.
     kern, kern_err = fit(a.gdr_sim, H200_PARAMS, h200_series, "h200x2",
                          dict(nominal, **host, **{"link.nvlink.gbps": 300}))
+    socket_series = [(c, r, medians(os.path.join(SOCKET, "np%d" % r, c + ".run*.csv"))) for c, r in SOCKET_SERIES]
+    sock, sock_err = fit(a.gdr_sim, SOCKET_PARAMS, socket_series, os.path.join(SOCKET, "cluster.txt"),
+                         dict(nominal, **host, **kern, **{"link.nvlink.gbps": 300}), min_size=SOCKET_MIN)
     # NVLink between schedules' messages (more than one host of GPUs): the
     # kernels' store rate, and half the 8 B ping-pong less a launch.
     pp = pingpong_us()
     nvl = {"link.nvlink.gbps": kern["kernel.store_gbps"],
            "link.nvlink.latency_us": max(0.1, pp / 2 - kern["kernel.launch_us"]) if pp else 1.0}
     head = ("# gdr-sim calibration, written by scripts/sim/calibrate.py on %s UTC from\n"
-            "# bench/results/sim/host (np 1 allreduce, np 2 bcast + allreduce + reduce, np 4 bcast; medians of the runs)\n"
+            "# bench/results/sim/host-quiet (np 1 allreduce, np 2 bcast + allreduce + reduce, np 4 + 8 bcast; medians of the runs)\n"
             "# and bench/results/sim/h200x2 (allgather, bcast, reducescatter; h200x2.md ping-pong 8 B).\n"
-            "# Fit: rms log error host %.3f, 2xH200 %.3f. Do not edit by hand: rerun the script.\n"
-            % (datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"), math.sqrt(host_err), math.sqrt(kern_err)))
+            "# and bench/results/sim/socket (np 2 bcast + allreduce from 1 MiB: link.socket.*, 1 Gbit/s shaped veths).\n"
+            "# Fit: rms log error host %.3f, 2xH200 %.3f, socket %.3f. Do not edit by hand: rerun the script.\n"
+            % (datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"), math.sqrt(host_err), math.sqrt(kern_err),
+               math.sqrt(sock_err)))
     with open(a.out, "w") as f:
         f.write(head)
     with open(a.out, "a") as f:
         rel = os.path.relpath(os.path.join(SIM_RESULTS, "nominal-network.txt"), os.path.dirname(os.path.abspath(a.out)))
-        for k, v in [("calibration", rel)] + list(host.items()) + list(kern.items()) + list(nvl.items()):
+        for k, v in [("calibration", rel)] + list(host.items()) + list(kern.items()) + list(nvl.items()) + list(sock.items()):
             f.write("%s = %s\n" % (k, v if isinstance(v, (int, str)) else "%.6g" % v))
     print(open(a.out).read())
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Copies the quiet-machine host all-reduce tables (np 2 and np 4, medians of
 three runs, 2026-11-29) out of bench/results/host-2core.md into CSV under
-bench/results/sim/host-quiet/, a validation set measured without other
+bench/results/sim/host-quiet-1129/, a validation set measured without other
 builds on the machine.
 
     scripts/sim/extract-host-quiet.py
@@ -19,7 +19,7 @@ def main():
     text = open(os.path.join(REPO, "bench", "results", "host-2core.md")).read()
     for np_, title in TABLES:
         table = text.split(title)[1].split("\n## ")[0]
-        out = os.path.join(SIM_RESULTS, "host-quiet", "np%d" % np_)
+        out = os.path.join(SIM_RESULTS, "host-quiet-1129", "np%d" % np_)
         os.makedirs(out, exist_ok=True)
         lines = []
         for line in table.splitlines():

@@ -135,11 +135,15 @@ const std::vector<Key>& keys() {
         numKey("reduce_gbps", &Cluster::reduceGBps),
         numKey("copy_gbps", &Cluster::copyGBps),
         numKey("sched_us", &Cluster::schedUs),
+        bytesKey("small_lane_bytes", &Cluster::smallLaneBytes),
+        numKey("spin_us", &Cluster::spinUs),
         bytesKey("cache_bytes", &Cluster::cacheBytes),
         numKey("mem.shm_gbps", &Cluster::shmMemGBps),
         numKey("mem.shm_cma_gbps", &Cluster::shmCmaMemGBps),
         numKey("mem.copy_gbps", &Cluster::copyMemGBps),
         numKey("mem.reduce_gbps", &Cluster::reduceMemGBps),
+        bytesKey("far_bytes", &Cluster::farBytes),
+        numKey("far_factor", &Cluster::farFactor),
         numKey("kernel.launch_us", &Cluster::kernelLaunchUs),
         numKey("kernel.store_gbps", &Cluster::kernelStoreGBps),
         numKey("kernel.local_gbps", &Cluster::kernelLocalGBps),
@@ -254,8 +258,14 @@ void load(Cluster& c, const std::string& path) {
                   line.c_str());
     const std::string key = trim(line.substr(0, eq)), value = trim(line.substr(eq + 1));
     if (key == "preset") {
-      GDR_CHECK_ARG(preset(value, &c), "%s:%d: unknown preset '%s'", path.c_str(), lineNo,
-                    value.c_str());
+      // The preset's topology on top of what is read so far: the
+      // calibration's rates stay.
+      const Preset* p = nullptr;
+      for (const Preset& q : kPresets)
+        if (value == q.name) p = &q;
+      GDR_CHECK_ARG(p, "%s:%d: unknown preset '%s'", path.c_str(), lineNo, value.c_str());
+      apply(c, p->assignments);
+      c.name = p->name;
       continue;
     }
     if (key == "calibration") {
@@ -277,9 +287,13 @@ Cluster effectiveRates(const Cluster& c, double footprint) {
   Cluster e = c;
   if (c.device || c.cacheBytes == 0 || footprint <= static_cast<double>(c.cacheBytes)) return e;
   const double inCache = static_cast<double>(c.cacheBytes) / footprint;
+  const bool far =
+      c.farBytes > c.cacheBytes && footprint > static_cast<double>(c.farBytes) && c.farFactor > 0;
+  const double farShare = far ? 1.0 - static_cast<double>(c.farBytes) / footprint : 0.0;
   auto blend = [&](double cached, double mem) {
     if (cached <= 0 || mem <= 0) return cached;
-    return 1.0 / (inCache / cached + (1.0 - inCache) / mem);
+    const double near = 1.0 - inCache - farShare;
+    return 1.0 / (inCache / cached + near / mem + farShare / (mem * c.farFactor));
   };
   double& shm = e.link[static_cast<int>(LinkClass::Shm)].gbps;
   double& cma = e.link[static_cast<int>(LinkClass::ShmCma)].gbps;

@@ -66,11 +66,21 @@ struct Cluster {
   double reduceGBps = 0;  // host reduction rate of one core (bytes of output per second / 1e9)
   double copyGBps = 0;    // host memcpy rate of one core
   double schedUs = 0;     // per message, per extra rank sharing a core (oversubscribed hosts)
+  // Host messages of at most small_lane_bytes take the shm small lane, which
+  // a waiting rank polls first: they pay no sched_us.
+  size_t smallLaneBytes = 320;
+  // Core time a receiver burns spinning before it yields, per receive that
+  // has to wait, where ranks time-share the cores (GDR_SPIN_BEFORE_YIELD).
+  double spinUs = 0;
   // Host memory rates above hold while a call's buffers (all ranks of a host
   // together) fit in cache_bytes; beyond it each byte that does not fit
   // moves at the *_mem rate instead (a harmonic blend, see effectiveRates).
   size_t cacheBytes = 0;  // 0: no cache model
   double shmMemGBps = 0, shmCmaMemGBps = 0, copyMemGBps = 0, reduceMemGBps = 0;
+  // A second, slower tier: bytes beyond far_bytes move at the *_mem rates
+  // times far_factor (the 2-core VM's memory slows again past tens of MiB).
+  size_t farBytes = 0;  // 0: one tier
+  double farFactor = 1.0;
   // Fused device kernels (one call does the whole collective over NVLink).
   double kernelLaunchUs = 0;    // launch + the kernel's barrier
   double kernelStoreGBps = 0;   // peer stores per direction, all blocks of one GPU
@@ -92,7 +102,8 @@ std::vector<std::string> presetNames();
 // value.
 bool set(Cluster& c, const std::string& key, const std::string& value, std::string* err);
 // Applies every line of a file (description or calibration); a
-// `preset = NAME` line starts from that preset, `calibration = FILE` reads
+// `preset = NAME` line applies that preset's topology (the rates read so far
+// stay), `calibration = FILE` reads
 // that file too (relative to this one's folder). Throws InvalidArgument.
 void load(Cluster& c, const std::string& path);
 // Applies `key = value; key = value` (command line overrides).

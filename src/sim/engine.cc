@@ -19,6 +19,7 @@ struct Msg {
   size_t bytes = 0;
   double sendPost = -1, recvPost = -1;
   bool isEager = false, started = false, done = false;
+  bool cpu = false;  // a rank's CPU work on its host's cores (Network::cpuPath)
   double remaining = 0, rate = 0, arrival = 0;
   Path path;
 };
@@ -42,15 +43,18 @@ class Sim {
         clock_(n_, 0.0),
         waiting_(n_, -1),
         iter_(n_, 0),
-        firstFinish_(0) {
+        firstFinish_(0),
+        cpuShared_(in.sharing == Sharing::MaxMin && c_.oversub() > 1.0),
+        flat_(c_),
+        cost_(cpuShared_ ? flat_ : c_),
+        cpuTask_(n_, -1),
+        launchPending_(n_, 1) {
     linkFlows_.assign(static_cast<size_t>(in.net->numLinks()), 0.0);
+    flat_.coresPerHost = 0;  // the cores are shared through cpuPath, not by a factor
   }
 
   EngineResult run() {
-    for (int r = 0; r < n_; ++r) {
-      clock_[r] = in_.launchUs;
-      push({0.0, 0, r, 0});
-    }
+    for (int r = 0; r < n_; ++r) push({0.0, 0, r, 0});
     while (!q_.empty()) {
       Event e = q_.top();
       q_.pop();
@@ -79,12 +83,12 @@ class Sim {
                                       pc_[r] + 1, scheds_[r].steps.size()));
       last = std::max(last, clock_[r]);
     }
-    res.timeUs = iters() > 1 ? (last - firstFinish_) / (iters() - 1) : last;
+    res.timeUs = iters() > 1 ? (last - firstFinish_) / (iters() - 1 - warmup()) : last;
     for (const Msg& m : msgs_)
       if (!m.done)
         throw InternalError(
             strprintf("simulator: a message %d -> %d is never received", m.src, m.dst));
-    res.messages = msgs_.size();
+    res.messages = msgs_.size() - cpuTasks_;
     res.events = events_;
     return res;
   }
@@ -113,6 +117,9 @@ class Sim {
   }
 
   int iters() const { return std::max(1, in_.iterations); }
+  // Calls before the steady period is timed: the first half, since ranks
+  // that run ahead (a chain's head) overlap the first calls with later ones.
+  int warmup() const { return iters() > 1 ? (iters() - 1) / 2 : 0; }
 
   static constexpr uint64_t kNone = ~uint64_t{0};
   uint64_t key(int a, int b) const {
@@ -141,17 +148,59 @@ class Sim {
     push({m.isEager ? m.sendPost : std::max(m.sendPost, m.recvPost), 1, id, 0});
   }
 
+  // `us` of one core's work for rank r from t. Where the host's ranks
+  // time-share its cores the work is a flow on them (processor sharing with
+  // the other ranks' work and the host's shm copies): false while the rank
+  // waits for it (resumed by its end, when this returns true).
+  bool cpu(int r, double& t, double us) {
+    if (!cpuShared_ || us <= 0) {
+      t += us;
+      return true;
+    }
+    if (cpuTask_[r] < 0) {
+      const int id = static_cast<int>(msgs_.size());
+      msgs_.emplace_back();
+      Msg& m = msgs_.back();
+      m.src = m.dst = r;
+      m.bytes = std::max<size_t>(1, static_cast<size_t>(std::llround(us * 1e3)));
+      m.cpu = m.isEager = m.started = true;
+      m.sendPost = m.recvPost = t;
+      m.path = in_.net->cpuPath(c_.hostOf(r));
+      cpuTask_[r] = id;
+      ++cpuTasks_;
+      push({t, 1, id, 0});
+      return false;
+    }
+    const Msg& m = msgs_[cpuTask_[r]];
+    if (!m.done) return false;
+    t = std::max(t, m.arrival);
+    cpuTask_[r] = -1;
+    return true;
+  }
+
   void advance(int r) {
     double& t = clock_[r];
     t = std::max(t, now_);
     const std::vector<coll::Step>& steps = scheds_[r].steps;
     while (true) {
+      if (launchPending_[r]) {  // the call's entry, selection and set-up
+        if (!cpu(r, t, in_.launchUs)) return;
+        launchPending_[r] = 0;
+      }
       if (pc_[r] == steps.size()) {
-        if (iter_[r] == 0) firstFinish_ = std::max(firstFinish_, t);
+        // A call returns once its messages are out: an eager one once in
+        // the slots, a single-copy or rendezvous one once the receiver has
+        // taken the data.
+        if (unsent_[r] > 0) {
+          endWait_[r] = 1;
+          return;
+        }
+        endWait_[r] = 0;
+        if (iter_[r] == warmup()) firstFinish_ = std::max(firstFinish_, t);
         if (iter_[r] + 1 >= iters()) return;
         ++iter_[r];
         pc_[r] = 0;
-        t += in_.launchUs;
+        launchPending_[r] = 1;
         continue;
       }
       const coll::Step& st = steps[pc_[r]];
@@ -167,10 +216,11 @@ class Sim {
             return;
           }
           blockedOn_[r] = kNone;
+          if (!cpu(r, t, sendUs(cost_))) return;
           slotsUsed_[pair] += need;
           const int id = message(r, st.peer, nextIndex(sendCount_, r, st.peer), bytes);
-          t += sendUs(c_);
           msgs_[id].sendPost = t;
+          if (!msgs_[id].isEager) ++unsent_[r];
           maybeStart(id);
           break;
         }
@@ -181,17 +231,34 @@ class Sim {
             msgs_[id].recvPost = t;
             waiting_[r] = id;
             maybeStart(id);
+            spinning_[r] = cpuShared_ && c_.spinUs > 0;
+          }
+          if (spinning_[r]) {
+            // A receiver whose message is not in yet spins on a core before
+            // it yields: core time the ranks it waits for do not get.
+            const Msg& in = msgs_[waiting_[r]];
+            if (cpuTask_[r] >= 0 || !in.done || in.arrival > t)
+              if (!cpu(r, t, c_.spinUs)) return;
+            spinning_[r] = 0;
           }
           const Msg& m = msgs_[waiting_[r]];
           if (!m.done) return;  // resumed by the flow's end
+          if (cpuShared_) {
+            // After the arrival: the eager copy out of the slots, the reduction.
+            double work = st.kind == StepKind::RecvReduce ? reduceUs(cost_, bytes) : 0.0;
+            if (cpuTask_[r] < 0) t = std::max(t, m.arrival);
+            if (m.isEager) work += sendUs(cost_) + copyOutUs(cost_, m.path, bytes);
+            if (!cpu(r, t, work)) return;
+          } else {
+            t = receiveDoneUs(c_, st, bytes, t, m.arrival, m.isEager, m.recvPost, m.path);
+          }
           waiting_[r] = -1;
-          t = receiveDoneUs(c_, st, bytes, t, m.arrival, m.isEager, m.recvPost, m.path);
           releaseSlots(m, t);
           break;
         }
         case StepKind::Copy:
         case StepKind::Reduce:
-          t += localStepUs(c_, st, bytes);
+          if (!cpu(r, t, localStepUs(cost_, st, bytes))) return;
           break;
       }
       ++pc_[r];
@@ -229,8 +296,11 @@ class Sim {
   void finishAt(int id, double t) {
     Msg& m = msgs_[id];
     m.done = true;
-    m.arrival = t + latencyUs(c_, m.path);
-    if (waiting_[m.dst] == id) push({std::max(m.arrival, now_), 0, m.dst, 0});
+    m.arrival = m.cpu ? t : t + latencyUs(c_, m.path, m.bytes);
+    if (!m.cpu && !m.isEager && --unsent_[m.src] == 0 && endWait_[m.src])
+      push({std::max(m.arrival, now_), 0, m.src, 0});
+    if (waiting_[m.dst] == id || cpuTask_[m.dst] == id)
+      push({std::max(m.arrival, now_), 0, m.dst, 0});
   }
 
   // Max-min: bring every active flow to now, drop the finished ones, add
@@ -277,6 +347,15 @@ class Sim {
   std::vector<uint64_t> blockedOn_ = std::vector<uint64_t>(static_cast<size_t>(n_), kNone);
   std::unordered_map<uint64_t, int> slotsUsed_;
   double firstFinish_;
+  bool cpuShared_;  // ranks time-share their host's cores (more ranks than cores)
+  Cluster flat_;    // c_ without the cores-per-rank factor (the costs of one core)
+  const Cluster& cost_;
+  std::vector<int> cpuTask_;         // per rank: the CPU work it waits for, or -1
+  std::vector<char> launchPending_;  // per rank: its call's launch is still to pay
+  std::vector<char> spinning_ = std::vector<char>(static_cast<size_t>(n_), 0);  // spin to pay
+  std::vector<int> unsent_ = std::vector<int>(static_cast<size_t>(n_), 0);      // sends not arrived
+  std::vector<char> endWait_ = std::vector<char>(static_cast<size_t>(n_), 0);   // waits on unsent_
+  size_t cpuTasks_ = 0;
   std::unordered_map<uint64_t, size_t> sendCount_, recvCount_;
   std::unordered_map<uint64_t, std::vector<int>> pairs_;
   std::vector<Msg> msgs_;

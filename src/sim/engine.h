@@ -39,8 +39,9 @@ struct EngineInput {
   // Back-to-back calls, as a benchmark loop makes them: each rank starts
   // call i+1 (after launch_us) as soon as it has finished call i, so a
   // rooted collective pipelines across calls. The result is the steady
-  // period (the last finish of the last call less that of the first, over
-  // iterations - 1); 1 gives one call's time from a common start.
+  // period: the last finish of the last call less that of call
+  // (iterations - 1) / 2, over the calls between (the first half is warm-up);
+  // 1 gives one call's time from a common start.
   int iterations = 1;
   double launchUs = 0;
 };

@@ -36,9 +36,10 @@ Network::Network(const Cluster& c) : c_(c) {
   podUp_ = block(numPods_, leafDownCap * c.podLeaves / c.oversubscription);
   podDown_ = block(numPods_, leafDownCap * c.podLeaves / c.oversubscription);
   const int cores = c.coresPerHost > 0 ? std::min(c.coresPerHost, c.ranksPerHost) : c.ranksPerHost;
-  // One core copies at the single-copy rate; the host's cores together are
-  // what every shm message of the host shares (eager ones twice).
-  hostMem_ = block(c.hosts, params(c, LinkClass::ShmCma).gbps * cores);
+  // The host's cores, in cores: every shm message of the host (one core
+  // copies at the single-copy rate; eager messages are copied twice) and,
+  // where ranks time-share the cores, their CPU work (cpuPath) share them.
+  hostCores_ = block(c.hosts, cores);
 }
 
 int Network::nicOf(int rank) const {
@@ -65,7 +66,8 @@ Path Network::path(int a, int b, bool cma) const {
       // An eager message is copied twice (into the slots, out of them), a
       // single-copy one once; both by the host's cores.
       p.cls = cma ? LinkClass::ShmCma : LinkClass::Shm;
-      p.add(hostMem_ + ha, cma ? 1.0 : 2.0);
+      const double perCore = params(c_, LinkClass::ShmCma).gbps;
+      p.add(hostCores_ + ha, (cma ? 1.0 : 2.0) / (perCore > 0 ? perCore : 1.0));
     }
   } else {
     p.cls = c_.netTransport == "socket" ? LinkClass::Socket : LinkClass::Nic;
@@ -86,6 +88,13 @@ Path Network::path(int a, int b, bool cma) const {
   const LinkParams& lp = params(c_, p.cls);
   p.latencyUs = lp.latencyUs;
   p.flowCapGBps = lp.gbps;
+  return p;
+}
+
+Path Network::cpuPath(int host) const {
+  Path p;
+  p.add(hostCores_ + host);
+  p.flowCapGBps = 1.0;
   return p;
 }
 

@@ -4,7 +4,8 @@
 // port each way, a NIC port each way, a leaf switch's uplink bundle each
 // way (its host-facing capacity divided by the oversubscription), a pod's
 // uplink bundle each way (three levels), and a host's memory-copy capacity
-// (its cores times one core's single-copy rate) for host processes. A bundle stands
+// (its cores, a link whose unit is one core: a single-copy message moving at
+// r GB/s takes r / link.shm_cma.gbps of it) for host processes. A bundle stands
 // for all the parallel cables of a switch tier: flows are assumed spread
 // evenly over them (perfect ECMP), which is optimistic where real hashing
 // collides.
@@ -43,6 +44,10 @@ class Network {
   // The path of a `bytes` message from rank a to rank b (a != b); `cma`
   // says whether a host-memory message goes single-copy.
   Path path(int a, int b, bool cma) const;
+  // Work of one core on `host` (a host process's copy, reduction or call
+  // cost) as a flow on the host's cores: one core at most, so 1 byte is a
+  // nanosecond of one core (see Cluster::coresPerHost).
+  Path cpuPath(int host) const;
 
  private:
   int leafOf(int host, int nic) const;
@@ -50,7 +55,7 @@ class Network {
   const Cluster& c_;
   std::vector<double> capacity_;
   int nvlOut_ = 0, nvlIn_ = 0, nicOut_ = 0, nicIn_ = 0, leafUp_ = 0, leafDown_ = 0, podUp_ = 0,
-      podDown_ = 0, hostMem_ = 0;
+      podDown_ = 0, hostCores_ = 0;
   int numLeaves_ = 0, numPods_ = 0;
 };
 

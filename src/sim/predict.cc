@@ -130,7 +130,7 @@ Prediction predict(const Cluster& given, const Query& q) {
     }
     if (!done) {
       in.sharing = n > kMaxMinRanks ? Sharing::Frozen : Sharing::MaxMin;
-      in.iterations = n > kMaxMinRanks ? 1 : kIterations;
+      in.iterations = n > kMaxMinRanks ? 1 : n > kDeepRanks ? kIterationsWide : kIterations;
       p.walker = in.sharing == Sharing::Frozen ? "events-frozen" : "events";
       std::vector<coll::Schedule> scheds;
       scheds.reserve(static_cast<size_t>(n));

@@ -37,8 +37,12 @@ struct Prediction {
 // Ranks above which the event walker keeps frozen shares instead of max-min.
 constexpr int kMaxMinRanks = 64;
 // Back-to-back calls the event walker runs to find the steady period (as
-// gdr-bench's loop measures it) where it shares max-min.
-constexpr int kIterations = 4;
+// gdr-bench's loop measures it) where it shares max-min: a deep pipeline
+// (a chain of 8 on 2 cores) needs tens of calls before the shared cores,
+// not the head's run-ahead, set the period; above kDeepRanks fewer.
+constexpr int kIterations = 32;
+constexpr int kDeepRanks = 16;
+constexpr int kIterationsWide = 8;
 // Ranks above which the automatic walker tries symmetry first.
 constexpr int kEventRanks = 1024;
 

@@ -23,8 +23,9 @@ inline double copyUs(const Cluster& c, size_t bytes) {
   return c.device ? 0.0 : cpuUs(c, bytes, c.copyGBps);
 }
 inline double sendUs(const Cluster& c) { return c.sendUs * c.oversub(); }
-inline double latencyUs(const Cluster& c, const Path& p) {
-  return p.latencyUs + c.schedUs * (c.oversub() - 1.0);
+inline double latencyUs(const Cluster& c, const Path& p, size_t bytes) {
+  const bool smallLane = !c.device && p.cls == LinkClass::Shm && bytes <= c.smallLaneBytes;
+  return p.latencyUs + (smallLane ? 0.0 : c.schedUs * (c.oversub() - 1.0));
 }
 // A local Copy (none when in place) or Reduce step.
 inline double localStepUs(const Cluster& c, const coll::Step& st, size_t bytes) {

@@ -9,6 +9,7 @@
 #include "compat/nccl/nccl_compat.h"
 #include "compat/nccl/nccl_group.h"
 #include "compat/nccl/nccl_one_rank.h"
+#include "compat/nccl/nccl_sim.h"
 #include "core/cuda.h"
 #include "core/datatype.h"
 #include "core/memory_kind.h"
@@ -169,12 +170,14 @@ void preScale(const PreMulSum& p, const void* src, size_t count, ncclDataType_t 
   hostScale(out, src, count, t, scalar);
 }
 
-// Runs `issue` now, or queues it when a group is open.
+// Runs `issue` now, or queues it when a group is open (noting `sim` for
+// ncclGroupSimulateEnd).
 template <typename Issue>
-ncclResult_t enqueue(const char* fn, ncclComm_t comm, bool p2p, Issue issue) {
+ncclResult_t enqueue(const char* fn, ncclComm_t comm, bool p2p, const SimCall& sim, Issue issue) {
   return guard(fn, comm, [&]() -> ncclResult_t {
     Comm& c = checkComm(comm);
     if (groupActive()) {
+      groupNoteSim(c, sim);
       groupDefer(&c, p2p, [fn, comm, issue]() {
         return guard(fn, comm, [&] {
           Comm& ready = readyComm(comm);
@@ -236,7 +239,8 @@ ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, n
                            ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
   ncclResult_t one;
   if (copyOp(op) && oneRankCopy("ncclAllReduce", comm, sendbuff, recvbuff, count, datatype, stream, &one)) return one;
-  return enqueue("ncclAllReduce", comm, false, [=](Comm& c) {
+  const SimCall sim = simCall(gdr::CollKind::AllReduce, count, datatype);
+  return enqueue("ncclAllReduce", comm, false, sim, [=](Comm& c) {
     const gdrDataType_t t = toGdrType(datatype);
     ResolvedOp r = resolveOp(c, op, datatype);
     if (!r.preMul) {
@@ -253,7 +257,8 @@ ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, n
                            ncclComm_t comm, cudaStream_t stream) {
   ncclResult_t one;
   if (root == 0 && oneRankCopy("ncclBroadcast", comm, sendbuff, recvbuff, count, datatype, stream, &one)) return one;
-  return enqueue("ncclBroadcast", comm, false, [=](Comm& c) {
+  const SimCall sim = simCall(gdr::CollKind::Broadcast, count, datatype, root);
+  return enqueue("ncclBroadcast", comm, false, sim, [=](Comm& c) {
     const gdrDataType_t t = toGdrType(datatype);
     if (c.rank == root && sendbuff) copyBytes(recvbuff, sendbuff, count * typeBytes(datatype), stream);
     checkGdr(gdrBroadcast(recvbuff, count, t, root, c.gdr, toGdr(stream)), c.gdr);
@@ -264,7 +269,8 @@ ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int ro
                        cudaStream_t stream) {
   ncclResult_t one;
   if (root == 0 && oneRankCopy("ncclBcast", comm, buff, buff, count, datatype, stream, &one)) return one;
-  return enqueue("ncclBcast", comm, false, [=](Comm& c) {
+  const SimCall sim = simCall(gdr::CollKind::Broadcast, count, datatype, root);
+  return enqueue("ncclBcast", comm, false, sim, [=](Comm& c) {
     checkGdr(gdrBroadcast(buff, count, toGdrType(datatype), root, c.gdr, toGdr(stream)), c.gdr);
   });
 }
@@ -273,7 +279,8 @@ ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, nccl
                         int root, ncclComm_t comm, cudaStream_t stream) {
   ncclResult_t one;
   if (copyOp(op) && root == 0 && oneRankCopy("ncclReduce", comm, sendbuff, recvbuff, count, datatype, stream, &one)) return one;
-  return enqueue("ncclReduce", comm, false, [=](Comm& c) {
+  const SimCall sim = simCall(gdr::CollKind::Reduce, count, datatype, root);
+  return enqueue("ncclReduce", comm, false, sim, [=](Comm& c) {
     const gdrDataType_t t = toGdrType(datatype);
     ResolvedOp r = resolveOp(c, op, datatype);
     if (!r.preMul) {
@@ -291,7 +298,8 @@ ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcoun
                            ncclComm_t comm, cudaStream_t stream) {
   ncclResult_t one;
   if (oneRankCopy("ncclAllGather", comm, sendbuff, recvbuff, sendcount, datatype, stream, &one)) return one;
-  return enqueue("ncclAllGather", comm, false, [=](Comm& c) {
+  const SimCall sim = simCall(gdr::CollKind::AllGather, sendcount, datatype);
+  return enqueue("ncclAllGather", comm, false, sim, [=](Comm& c) {
     const size_t block = sendcount * typeBytes(datatype);
     const bool inPlace = recvbuff && sendbuff == bytePtr(recvbuff) + c.rank * block;
     checkGdr(gdrAllGather(inPlace ? GDR_IN_PLACE : sendbuff, sendcount, recvbuff, toGdrType(datatype), c.gdr,
@@ -308,7 +316,8 @@ ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recv
                                ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
   ncclResult_t one;
   if (copyOp(op) && oneRankCopy("ncclReduceScatter", comm, sendbuff, recvbuff, recvcount, datatype, stream, &one)) return one;
-  return enqueue("ncclReduceScatter", comm, false, [=](Comm& c) {
+  const SimCall sim = simCall(gdr::CollKind::ReduceScatter, recvcount, datatype);
+  return enqueue("ncclReduceScatter", comm, false, sim, [=](Comm& c) {
     const gdrDataType_t t = toGdrType(datatype);
     ResolvedOp r = resolveOp(c, op, datatype);
     const size_t block = recvcount * typeBytes(datatype);
@@ -343,35 +352,36 @@ ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, nc
                           ncclComm_t comm, cudaStream_t stream) {
   ncclResult_t one;
   if (oneRankCopy("ncclAlltoAll", comm, sendbuff, recvbuff, count, datatype, stream, &one)) return one;
-  return enqueue("ncclAlltoAll", comm, false, [=](Comm& c) {
+  const SimCall sim = simCall(gdr::CollKind::AllToAll, count, datatype);
+  return enqueue("ncclAlltoAll", comm, false, sim, [=](Comm& c) {
     checkGdr(gdrAllToAll(sendbuff, count, recvbuff, toGdrType(datatype), c.gdr, toGdr(stream)), c.gdr);
   });
 }
 
 ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                         ncclComm_t comm, cudaStream_t stream) {
-  return enqueue("ncclGather", comm, false, [=](Comm& c) {
+  return enqueue("ncclGather", comm, false, SimCall{}, [=](Comm& c) {
     rootedExchange(c, sendbuff, recvbuff, count, datatype, root, true, stream);
   });
 }
 
 ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                          ncclComm_t comm, cudaStream_t stream) {
-  return enqueue("ncclScatter", comm, false, [=](Comm& c) {
+  return enqueue("ncclScatter", comm, false, SimCall{}, [=](Comm& c) {
     rootedExchange(c, sendbuff, recvbuff, count, datatype, root, false, stream);
   });
 }
 
 ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
-  return enqueue("ncclSend", comm, true, [=](Comm& c) {
+  return enqueue("ncclSend", comm, true, SimCall{}, [=](Comm& c) {
     checkGdr(gdrSend(sendbuff, count, toGdrType(datatype), peer, c.gdr, toGdr(stream)), c.gdr);
   });
 }
 
 ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
-  return enqueue("ncclRecv", comm, true, [=](Comm& c) {
+  return enqueue("ncclRecv", comm, true, SimCall{}, [=](Comm& c) {
     checkGdr(gdrRecv(recvbuff, count, toGdrType(datatype), peer, c.gdr, toGdr(stream)), c.gdr);
   });
 }

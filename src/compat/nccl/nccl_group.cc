@@ -3,6 +3,7 @@
 #include <thread>
 #include <vector>
 
+#include "compat/nccl/nccl_sim.h"
 #include "core/log.h"
 
 #if GDR_HAVE_CUDA
@@ -70,6 +71,7 @@ void groupStart() { ++tGroup.depth; }
 void groupDiscard() {
   if (tGroup.depth == 0 || --tGroup.depth > 0) return;
   tGroup.calls.clear();
+  groupClearSim();
   tGroup.inits.clear();  // each finishes on its own thread; using the communicator waits for it
 }
 
@@ -86,6 +88,7 @@ ncclResult_t groupEnd() {
   std::vector<Comm*> inits = std::move(tGroup.inits);
   tGroup.calls.clear();
   tGroup.inits.clear();
+  groupClearSim();
 
   std::vector<Comm*> order;  // communicators in order of first appearance
   std::vector<std::vector<const Call*>> queues;

@@ -8,6 +8,7 @@
 
 #include "compat/nccl/nccl_compat.h"
 #include "compat/nccl/nccl_group.h"
+#include "compat/nccl/nccl_sim.h"
 #include "core/log.h"
 
 #if GDR_HAVE_CUDA
@@ -212,15 +213,22 @@ ncclResult_t ncclCommResume(ncclComm_t comm) {
   return notImplemented("ncclCommResume", comm, "gdrcoll never suspends a communicator");
 }
 
-// Ends the group without running it, as NCCL does; gdrcoll has no cost
-// model here, so the estimate stays NCCL_UNDEF_FLOAT ("no estimate").
+// Ends the group without running it, as NCCL does, and estimates in
+// microseconds what running it would cost (compat/nccl/nccl_sim.h).
 ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
   return guard("ncclGroupSimulateEnd", nullptr, [&] {
     const bool ok = simInfo && simInfo->magic == 0x74685283;
+    float us = 0;
+    try {
+      if (ok) us = groupSimulatedUs();  // before groupDiscard drops the notes
+    } catch (...) {
+      groupDiscard();
+      throw;
+    }
     groupDiscard();
     GDR_CHECK_ARG(ok, "simInfo is NULL or was not initialized with NCCL_SIM_INFO_INITIALIZER");
     if (simInfo->size >= offsetof(ncclSimInfo_t, estimatedTime) + sizeof(float))
-      simInfo->estimatedTime = NCCL_UNDEF_FLOAT;
+      simInfo->estimatedTime = us;
     return ncclSuccess;
   });
 }
