@@ -32,6 +32,11 @@ step eager_only 240 env GDR_IB_ZCOPY_BYTES=0 $R 2 200 $T colls
 step mismatch 60 $R 2 50 $T mismatch
 step error_completion 60 $R 2 50 $T badkey
 step peer_killed 120 env GDR_TIMEOUT_MS=30000 $R 2 100 $T kill
+# GDR_FAULT over rxe, np 3 (rank 1 on rxe1): rank 1 dies, closes or corrupts in its second all-reduce; 0 and 2
+# must fail within 2 x GDR_TIMEOUT_MS naming it and the step, a kill as gdrRemoteError (seen, not timed out on).
+for f in kill:first kill:middle kill:last close:middle corrupt:middle; do
+    step fault_${f%:*}_${f#*:} 60 env GDR_TIMEOUT_MS=10000 GDR_FAULT=1:3:${f#*:}:${f%:*} $R 3 50 $T fault
+done
 # Bandwidth (informational: the VM is slow, only the ratio matters): the same
 # 1 MiB writes by ib_write_bw between the two devices, then gdrcoll's send.
 if [ -z "${GDR_RXE_ONLY:-}" ] || case ",$GDR_RXE_ONLY," in *,bandwidth,*) true ;; *) false ;; esac; then
