@@ -28,6 +28,10 @@
 namespace {
 
 constexpr int kAuthTimeoutMs = 6000;
+// Rank 3's exit code when its idle thread reached fewer than the bootstrap's
+// ring listener and the transport's: the attempt is repeated.
+constexpr int kMissedListener = 3;
+constexpr int kAttempts = 5;
 
 struct Listener {
   int fd;
@@ -97,41 +101,52 @@ IdleConnector* gIdle = nullptr;
 std::chrono::steady_clock::time_point gInitStart;
 
 TEST(SocketSetupAccept, AnIdleConnectionDelaysNoRank) {
-  auto exits = gdrtest::runRanks(
-      4,
-      [](int rank, int, gdrComm_t comm) {
-        const double initMs =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - gInitStart)
-                .count();
-        std::vector<float> in(1000, 1.0f + rank), out(1000, 0.0f);
-        CHILD_CHECK(gdrAllReduce(in.data(), out.data(), in.size(), gdrFloat32, gdrSum, comm,
-                                 nullptr) == gdrSuccess,
-                    "all-reduce failed: %s", gdrGetLastError(comm));
-        CHILD_CHECK(out[0] == 10.0f && out[999] == 10.0f, "all-reduce gave %g", out[0]);
-        std::fprintf(stderr, "[rank %d] init took %.0f ms\n", rank, initMs);
-        CHILD_CHECK(initMs < kAuthTimeoutMs / 2,
-                    "init took %.0f ms: an idle connection held it up (GDR_AUTH_TIMEOUT_MS=%d)",
-                    initMs, kAuthTimeoutMs);
-        if (gIdle) {
-          // The bootstrap's ring listener and this transport's, at least.
-          const int reached = gIdle->listenersReached();
-          std::fprintf(stderr, "[rank %d] idle connections to %d listeners\n", rank, reached);
-          CHILD_CHECK(reached >= 2, "reached only %d of this process's listeners", reached);
-          gIdle->stop();
-        }
-        gdrCommDestroy(comm);
-        _exit(gdrtest::childFailures() ? 1 : 0);
-        return 0;
-      },
-      {{"GDR_TRANSPORT", "socket"},
-       {"GDR_AUTH_TIMEOUT_MS", std::to_string(kAuthTimeoutMs)},
-       {"GDR_TIMEOUT_MS", "30000"}},
-      90,
-      [](int rank) {
-        gInitStart = std::chrono::steady_clock::now();
-        if (rank == 3) gIdle = new IdleConnector();  // ends with the child
-      });
-  gdrtest::expectAllOk(exits);
+  for (int attempt = 1; attempt <= kAttempts; ++attempt) {
+    auto exits = gdrtest::runRanks(
+        4,
+        [](int rank, int, gdrComm_t comm) {
+          const double initMs = std::chrono::duration<double, std::milli>(
+                                    std::chrono::steady_clock::now() - gInitStart)
+                                    .count();
+          std::vector<float> in(1000, 1.0f + rank), out(1000, 0.0f);
+          CHILD_CHECK(gdrAllReduce(in.data(), out.data(), in.size(), gdrFloat32, gdrSum, comm,
+                                   nullptr) == gdrSuccess,
+                      "all-reduce failed: %s", gdrGetLastError(comm));
+          CHILD_CHECK(out[0] == 10.0f && out[999] == 10.0f, "all-reduce gave %g", out[0]);
+          std::fprintf(stderr, "[rank %d] init took %.0f ms\n", rank, initMs);
+          CHILD_CHECK(initMs < kAuthTimeoutMs / 2,
+                      "init took %.0f ms: an idle connection held it up (GDR_AUTH_TIMEOUT_MS=%d)",
+                      initMs, kAuthTimeoutMs);
+          if (gIdle) {
+            // The bootstrap's ring listener and this transport's, at least.
+            const int reached = gIdle->listenersReached();
+            std::fprintf(stderr, "[rank %d] idle connections to %d listeners\n", rank, reached);
+            gIdle->stop();
+            // A listener that came and went before the thread saw it (a loaded
+            // machine): this attempt proves nothing about it, so try again.
+            if (reached < 2 && !gdrtest::childFailures()) _exit(kMissedListener);
+          }
+          gdrCommDestroy(comm);
+          _exit(gdrtest::childFailures() ? 1 : 0);
+          return 0;
+        },
+        {{"GDR_TRANSPORT", "socket"},
+         {"GDR_AUTH_TIMEOUT_MS", std::to_string(kAuthTimeoutMs)},
+         {"GDR_TIMEOUT_MS", "30000"}},
+        90,
+        [](int rank) {
+          gInitStart = std::chrono::steady_clock::now();
+          if (rank == 3) gIdle = new IdleConnector();  // ends with the child
+        });
+    bool missed = exits.size() == 4 && exits[3].code == kMissedListener;
+    for (int r = 0; r < 3 && missed; ++r) missed = exits[r].code == 0 && !exits[r].timedOut;
+    if (!missed) {
+      gdrtest::expectAllOk(exits);
+      return;
+    }
+    std::fprintf(stderr, "attempt %d: the idle thread missed a listener; again\n", attempt);
+  }
+  ADD_FAILURE() << "in " << kAttempts << " attempts the idle thread never reached both listeners";
 }
 
 }  // namespace
