@@ -23,6 +23,7 @@ struct Lib {
   ncclResult_t (*allGather)(const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
   ncclResult_t (*reduceScatter)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
   ncclResult_t (*allToAll)(const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
+  ncclResult_t (*broadcast)(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
   ncclComm_t comm = nullptr;
 };
 
@@ -47,6 +48,7 @@ Lib load(const char* path) {
   sym(h, "ncclAllGather", &l.allGather);
   sym(h, "ncclReduceScatter", &l.reduceScatter);
   sym(h, "ncclAlltoAll", &l.allToAll);
+  sym(h, "ncclBroadcast", &l.broadcast);
   int dev = 0;
   if (l.initAll(&l.comm, 1, &dev) != ncclSuccess) {
     std::fprintf(stderr, "%s: ncclCommInitAll failed\n", path);
@@ -75,10 +77,10 @@ int main(int argc, char** argv) {
   const size_t maxBytes = 16u << 20;
   char *a, *b;
   if (cudaMalloc(&a, maxBytes) != cudaSuccess || cudaMalloc(&b, maxBytes) != cudaSuccess) return 1;
-  const char* names[] = {"allreduce", "allgather", "reducescatter", "alltoall"};
+  const char* names[] = {"allreduce", "allgather", "reducescatter", "alltoall", "bcast"};
   std::printf("# A = %s\n# B = %s\n# coll size A_us B_us A/B (median of %d batches of %d calls)\n", argv[1], argv[2],
               batches, calls);
-  for (int c = 0; c < 4; ++c) {
+  for (int c = 0; c < 5; ++c) {
     for (size_t bytes = 512u << 10; bytes <= maxBytes; bytes *= 2) {
       const size_t n = bytes / 4;
       std::vector<double> t[2];
@@ -95,6 +97,7 @@ int main(int argc, char** argv) {
               case 1: r = l.allGather(a, b, n, ncclFloat, l.comm, st); break;
               case 2: r = l.reduceScatter(a, b, n, ncclFloat, ncclSum, l.comm, st); break;
               case 3: r = l.allToAll(a, b, n, ncclFloat, l.comm, st); break;
+              case 4: r = l.broadcast(a, b, n, ncclFloat, 0, l.comm, st); break;
             }
             if (r != ncclSuccess) {
               std::fprintf(stderr, "%s %s failed: %d\n", l.path, names[c], int(r));

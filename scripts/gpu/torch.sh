@@ -149,9 +149,14 @@ verdicts() {
   for tag in allreduce allgather reducescatter alltoall bcast; do
     join <(awk '$1 ~ /^[0-9]+$/ {print $1, $3}' "$O/bench-$tag-real.txt" | sort -k1,1) \
          <(awk '$1 ~ /^[0-9]+$/ {print $1, $3}' "$O/bench-$tag-ours.txt" | sort -k1,1) | sort -n |
-      awk -v t=$tag '$1 >= 1048576 {n++; if ($3 <= 0 || $2 / $3 < 0.95) bad = bad sprintf(" %sB:%.2fx", $1, $3 > 0 ? $2 / $3 : 0)} END {print (!n ? "FAIL " t ": no data" : bad ? "FAIL " t " out of place < 0.95x NCCL at" bad : "PASS " t " out of place >= 0.95x NCCL from 1 MiB")}'
+      awk -v t=$tag '$1 >= 1048576 {n++; if ($3 <= 0 || $2 / $3 < 0.95) bad = bad sprintf(" %sB:%.2fx", $1, $3 > 0 ? $2 / $3 : 0)} END {print (!n ? "FAIL " t ": no data" : bad ? "INFO " t " out of place, one process each: < 0.95x NCCL at" bad : "INFO " t " out of place, one process each: >= 0.95x NCCL from 1 MiB")}'
   done
 }
+# The out-of-place rows above are one process per library, and two
+# processes of one binary differ by up to 25 % on this machine (in one run
+# the same code measured 0.84x there and 1.17x in one process): they are
+# shown, but the 0.95x verdict is the one-process comparison below, whose
+# own noise (the real library against a copy of itself) is 0.96-1.04x.
 verdicts | tee "$O/bench-verdicts.txt"
 # The same comparison in one process (scripts/gpu/onerank_ab.cc: both
 # libraries loaded side by side, alternated batch by batch), free of the
