@@ -33,7 +33,9 @@ void groupClearSim() { tNotes.clear(); }
 float groupSimulatedUs() {
   const char* env = std::getenv("GDR_SIM_CLUSTER");
   const std::string name = env && *env ? env : kDefaultCluster;
-  std::map<const Comm*, double> perComm;
+  // The estimate per communicator, in order of first note (a group holds a
+  // handful: a linear search is enough).
+  std::vector<std::pair<const void*, double>> perComm;
   std::map<int, sim::Cluster> clusters;  // by rank count
   for (const Note& n : tNotes) {
     if (n.nranks < 2) continue;  // one rank: a local copy at most
@@ -46,7 +48,10 @@ float groupSimulatedUs() {
     const bool perRank = traitsOf(q.kind).layout != Layout::Whole;
     q.bytes = n.call.count * q.elemBytes * (perRank ? static_cast<size_t>(n.nranks) : 1);
     q.root = n.call.root;
-    perComm[n.comm] += sim::predict(it->second, q).timeUs;
+    const double us = sim::predict(it->second, q).timeUs;
+    auto c = std::find_if(perComm.begin(), perComm.end(), [&](const auto& kv) { return kv.first == n.comm; });
+    if (c == perComm.end()) perComm.emplace_back(n.comm, us);
+    else c->second += us;
   }
   double worst = 0;
   for (const auto& kv : perComm) worst = std::max(worst, kv.second);
