@@ -124,7 +124,7 @@ ResolvedOp resolveOp(Comm& c, ncclRedOp_t op, ncclDataType_t type) {
   int v;
   std::memcpy(&v, &op, sizeof(v));
   ResolvedOp r;
-  if (v >= 0 && v < ncclNumOps) {
+  if (builtinOp(op)) {
     r.gdr = static_cast<gdrRedOp_t>(v);  // same numbering for sum, prod, max, min, avg
     return r;
   }
@@ -238,7 +238,7 @@ extern "C" {
 ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                            ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
   ncclResult_t one;
-  if (copyOp(op) && oneRankCopy("ncclAllReduce", comm, sendbuff, recvbuff, count, datatype, stream, &one)) return one;
+  if (builtinOp(op) && oneRankCopy("ncclAllReduce", comm, sendbuff, recvbuff, count, datatype, stream, &one)) return one;
   const SimCall sim = simCall(gdr::CollKind::AllReduce, count, datatype);
   return enqueue("ncclAllReduce", comm, false, sim, [=](Comm& c) {
     const gdrDataType_t t = toGdrType(datatype);
@@ -278,7 +278,7 @@ ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int ro
 ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
                         int root, ncclComm_t comm, cudaStream_t stream) {
   ncclResult_t one;
-  if (copyOp(op) && root == 0 && oneRankCopy("ncclReduce", comm, sendbuff, recvbuff, count, datatype, stream, &one)) return one;
+  if (builtinOp(op) && root == 0 && oneRankCopy("ncclReduce", comm, sendbuff, recvbuff, count, datatype, stream, &one)) return one;
   const SimCall sim = simCall(gdr::CollKind::Reduce, count, datatype, root);
   return enqueue("ncclReduce", comm, false, sim, [=](Comm& c) {
     const gdrDataType_t t = toGdrType(datatype);
@@ -315,7 +315,7 @@ ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcoun
 ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
                                ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
   ncclResult_t one;
-  if (copyOp(op) && oneRankCopy("ncclReduceScatter", comm, sendbuff, recvbuff, recvcount, datatype, stream, &one)) return one;
+  if (builtinOp(op) && oneRankCopy("ncclReduceScatter", comm, sendbuff, recvbuff, recvcount, datatype, stream, &one)) return one;
   const SimCall sim = simCall(gdr::CollKind::ReduceScatter, recvcount, datatype);
   return enqueue("ncclReduceScatter", comm, false, sim, [=](Comm& c) {
     const gdrDataType_t t = toGdrType(datatype);

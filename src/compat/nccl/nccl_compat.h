@@ -56,6 +56,14 @@ namespace gdr::nccl {
 
 using Comm = ::ncclComm;
 
+// NCCL's built-in reduction ops (gdrcoll numbers them alike); any other
+// value is a PreMulSum made on a communicator. A one-rank reduction with a
+// built-in op is a copy; a PreMulSum scales, so it takes the full path.
+inline bool builtinOp(ncclRedOp_t op) {
+  const int v = static_cast<int>(op);
+  return v >= 0 && v < static_cast<int>(ncclNumOps);
+}
+
 // Runs on every entry point: maps NCCL_DEBUG* to GDR_DEBUG* once.
 void compatInit();
 

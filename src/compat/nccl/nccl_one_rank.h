@@ -24,11 +24,4 @@ namespace gdr::nccl {
 bool oneRankCopy(const char* fn, ncclComm_t comm, const void* src, void* dst, size_t count,
                  ncclDataType_t type, cudaStream_t stream, ncclResult_t* result);
 
-// The ops a one-rank reduction turns into a copy: the built-in ones
-// (PreMulSum scales, so it takes the full path).
-inline bool copyOp(ncclRedOp_t op) {
-  const int v = static_cast<int>(op);
-  return v >= 0 && v < static_cast<int>(ncclNumOps);
-}
-
 }  // namespace gdr::nccl

@@ -49,9 +49,12 @@ float groupSimulatedUs() {
     q.bytes = n.call.count * q.elemBytes * (perRank ? static_cast<size_t>(n.nranks) : 1);
     q.root = n.call.root;
     const double us = sim::predict(it->second, q).timeUs;
-    auto c = std::find_if(perComm.begin(), perComm.end(), [&](const auto& kv) { return kv.first == n.comm; });
-    if (c == perComm.end()) perComm.emplace_back(n.comm, us);
-    else c->second += us;
+    auto c = std::find_if(perComm.begin(), perComm.end(),
+                          [&](const auto& kv) { return kv.first == n.comm; });
+    if (c == perComm.end())
+      perComm.emplace_back(n.comm, us);
+    else
+      c->second += us;
   }
   double worst = 0;
   for (const auto& kv : perComm) worst = std::max(worst, kv.second);
