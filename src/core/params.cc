@@ -45,6 +45,12 @@ const std::vector<Info> kParams = {
      "Algorithm crossovers from this table (gdr-sim --tuning-out writes one) instead of the "
      "built-in "
      "ones; GDR_ALGO still wins. See docs/simulator.md."},
+    {"GDR_SIM_CLUSTER", Type::String, "",
+     "ncclGroupSimulateEnd's cluster: a gdr-sim preset or description file (unset: h200x2 at the "
+     "communicator's size). See docs/simulator.md."},
+    {"GDR_SIM_CALIBRATION", Type::String, "",
+     "gdr-sim's link parameters file (unset: the build's bench/results/sim/calibration.txt; an "
+     "installed library needs it set)."},
     {"GDR_CHUNK_BYTES", Type::Int, "0",
      "Pipelining unit of host schedules in bytes (0: whole blocks; the transports still "
      "stream each message through their own slots). A tiny value forces many chunks (tests)."},

@@ -5,6 +5,7 @@
 #include <map>
 #include <vector>
 
+#include "core/params.h"
 #include "sim/predict.h"
 #include "sim/sim_report.h"
 
@@ -31,8 +32,8 @@ void groupNoteSim(const Comm& comm, const SimCall& call) {
 void groupClearSim() { tNotes.clear(); }
 
 float groupSimulatedUs() {
-  const char* env = std::getenv("GDR_SIM_CLUSTER");
-  const std::string name = env && *env ? env : kDefaultCluster;
+  std::string name = param::getString("GDR_SIM_CLUSTER");
+  if (name.empty()) name = kDefaultCluster;
   // The estimate per communicator, in order of first note (a group holds a
   // handful: a linear search is enough).
   std::vector<std::pair<const void*, double>> perComm;
