@@ -1,7 +1,10 @@
 // Status reports of a stuck job (comm/status_report.h) and the gdr-status
 // tool that merges them: a rank stalled by GDR_FAULT at np 3; SIGUSR1, the
 // socket and the timeout each produce reports; gdr-status names the rank
-// everyone ends up waiting for. And the tool's answer on hand-made reports.
+// everyone ends up waiting for; a rank stuck in a receive from a peer that
+// never sends. And the tool's answer on hand-made reports.
+#include "comm/status_report.h"
+
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -172,6 +175,133 @@ TEST(StatusReport, ToolMergesReportsIntoOneAnswer) {
             std::string::npos)
       << out;
   run("rm -rf " + dir);
+}
+
+// Rank 0 exchanges with rank 1 in a group, sends to it, then receives from
+// it; rank 1 never sends. While rank 0 waits, SIGUSR1 and the tool show the
+// receive and its peer; then rank 0 times out and its report says so too.
+TEST(StatusReport, ReceiveFromAPeerThatNeverSendsIsNamed) {
+  const std::string dir = tempDir();
+  ASSERT_FALSE(dir.empty());
+  std::string toolNow;
+  std::thread probe([&] {
+    // Once both ranks are up (their sockets exist), rank 0 soon waits.
+    for (int i = 0; i < 100 && filesEnding(dir, ".sock").size() < 2; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    for (const auto& s : filesEnding(dir, ".sock")) {
+      int pid = std::atoi(s.c_str() + std::strlen("gdr-status-"));
+      if (pid > 0) kill(pid, SIGUSR1);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    toolNow = run(kTool + " --dir " + dir + " 2>&1");
+  });
+  auto exits = gdrtest::runRanks(
+      2,
+      [](int rank, int, gdrComm_t comm) {
+        std::vector<float> out(4, 1.0f), in(4, 0.0f);
+        const int peer = 1 - rank;
+        gdrGroupStart();
+        gdrSend(out.data(), out.size(), gdrFloat32, peer, comm, nullptr);
+        gdrRecv(in.data(), in.size(), gdrFloat32, peer, comm, nullptr);
+        CHILD_CHECK(gdrGroupEnd() == gdrSuccess, "group exchange");
+        if (rank == 0) {
+          CHILD_CHECK(gdrSend(out.data(), 3, gdrFloat32, 1, comm, nullptr) == gdrSuccess, "send");
+          gdrResult_t r = gdrRecv(in.data(), 5, gdrFloat32, 1, comm, nullptr);
+          CHILD_CHECK(r == gdrTimeout, "the receive from a silent peer times out (got %d)", (int)r);
+        } else {
+          CHILD_CHECK(gdrRecv(in.data(), 3, gdrFloat32, 0, comm, nullptr) == gdrSuccess, "recv");
+          // Never sending, alive until rank 0's timeout has written its report
+          // (a rank that exits would be a death, not a timeout).
+          const std::string dir = std::getenv("GDR_STATUS_DIR");
+          bool timedOut = false;
+          for (int i = 0; i < 1000 && !timedOut; ++i) {
+            for (const auto& f : filesEnding(dir, ".txt"))
+              timedOut |= slurp(dir + "/" + f).find("reason=timeout") != std::string::npos;
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          }
+          CHILD_CHECK(timedOut, "rank 0's timeout report");
+        }
+        return gdrtest::childFailures() ? 1 : 0;
+      },
+      {{"GDR_TIMEOUT_MS", "1800"}, {"GDR_STATUS_DIR", dir}}, 60);
+  probe.join();
+  gdrtest::expectAllOk(exits);
+
+  EXPECT_NE(toolNow.find("2 of 2 ranks reported"), std::string::npos) << toolNow;
+  EXPECT_NE(toolNow.find("rank 0 waits in recv #3 for rank 1; rank 1 is idle after recv #2"),
+            std::string::npos)
+      << toolNow;
+  EXPECT_NE(toolNow.find("likely culprit: rank 1, which is idle after recv #2"), std::string::npos)
+      << toolNow;
+
+  auto txt = filesEnding(dir, ".txt");
+  auto json = filesEnding(dir, ".json");
+  ASSERT_EQ(txt.size(), 2u);
+  ASSERT_EQ(json.size(), 2u);
+  int stuck = 0;
+  for (const auto& f : txt) {
+    std::string t = slurp(dir + "/" + f);
+    EXPECT_NE(t.find("done seq=1 coll=p2p-batch dtype=float32 op=- count=8 ms="), std::string::npos)
+        << t;
+    if (t.find("rank=0 ") == std::string::npos) continue;
+    ++stuck;
+    EXPECT_NE(t.find("reason=timeout"), std::string::npos) << t;
+    EXPECT_NE(t.find("inflight seq=3 coll=recv dtype=float32 op=- count=5 step=1 steps=1 kind=recv "
+                     "peer=1 "),
+              std::string::npos)
+        << t;
+    EXPECT_NE(t.find("done seq=2 coll=send dtype=float32 op=- count=3 peer=1 ms="),
+              std::string::npos)
+        << t;
+  }
+  EXPECT_EQ(stuck, 1);
+  int stuckJson = 0;
+  for (const auto& f : json) {
+    std::string j = slurp(dir + "/" + f);
+    if (j.find("\"rank\":0,") == std::string::npos) continue;
+    ++stuckJson;
+    EXPECT_NE(
+        j.find("\"in_flight\":{\"seq\":3,\"coll\":\"recv\",\"dtype\":\"float32\",\"op\":\"-\","
+               "\"count\":5,\"step\":1,\"steps\":1,\"kind\":\"recv\",\"peer\":1,"),
+        std::string::npos)
+        << j;
+  }
+  EXPECT_EQ(stuckJson, 1);
+  std::string fromFiles = run(kTool + " --files-only --dir " + dir + " 2>&1");
+  EXPECT_NE(fromFiles.find("rank 0 waits in recv #3 for rank 1"), std::string::npos) << fromFiles;
+  run("rm -rf " + dir);
+}
+
+// A group batch in flight shows as one operation whose step is the wait in
+// progress (its peer and kind); when it ends it is history.
+TEST(StatusReport, BoardShowsAP2PBatchAtItsWait) {
+  gdr::status::StatusBoard b;
+  b.identify(0, 4, "cd");
+  if (!gdr::status::enabled()) GTEST_SKIP() << "GDR_STATUS=0";
+  gdr::transport::OpSig sig;
+  sig.kind = gdr::transport::kP2PKind;
+  sig.dtype = gdrInt32;
+  sig.count = 12;
+  b.begin(sig, 3, gdr::status::P2P::Batch, -1);
+  b.step(1, 2, 1 /* recv */);
+  const std::string t = b.text(gdr::status::nowNs());
+  EXPECT_NE(t.find("inflight seq=1 coll=p2p-batch dtype=int32 op=- count=12 step=2 steps=3 "
+                   "kind=recv peer=2 "),
+            std::string::npos)
+      << t;
+  b.end(true);
+  b.begin(sig, 1, gdr::status::P2P::Send, 3);
+  b.end(false);
+  const std::string after = b.text(gdr::status::nowNs());
+  EXPECT_NE(after.find("idle\ndone seq=2 coll=send dtype=int32 op=- count=12 peer=3 ms="),
+            std::string::npos)
+      << after;
+  EXPECT_NE(after.find("result=failed\ndone seq=1 coll=p2p-batch"), std::string::npos) << after;
+  EXPECT_NE(b.json(gdr::status::nowNs())
+                .find("{\"seq\":2,\"coll\":\"send\",\"dtype\":\"int32\","
+                      "\"op\":\"-\",\"count\":12,\"peer\":3,"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -52,10 +52,23 @@ bool isReduction(uint8_t kind) {
          k == coll::CollKind::ReduceScatter;
 }
 
-const char* collOf(const transport::OpSig& s) {
-  return s.kind == transport::kP2PKind ? "sendrecv"
-                                       : coll::collName(static_cast<coll::CollKind>(s.kind));
+const char* collOf(const OpRecord& o) {
+  switch (o.p2p) {
+    case P2P::Send:
+      return "send";
+    case P2P::Recv:
+      return "recv";
+    case P2P::Batch:
+      return "p2p-batch";
+    case P2P::None:
+      break;
+  }
+  return o.sig.kind == transport::kP2PKind
+             ? "sendrecv"
+             : coll::collName(static_cast<coll::CollKind>(o.sig.kind));
 }
+// A lone send's or receive's peer, for the history (in flight, the step has it).
+bool hasPeer(const OpRecord& o) { return o.p2p == P2P::Send || o.p2p == P2P::Recv; }
 const char* typeOf(const transport::OpSig& s) {
   return s.dtype < gdrNumTypes ? gdr::typeName(static_cast<gdrDataType_t>(s.dtype)) : "?";
 }
@@ -307,7 +320,7 @@ int64_t coarseNowNs() noexcept {
 #define GDR_BOARD_WRITER_LOCK (void)0
 #endif
 
-void StatusBoard::begin(const transport::OpSig& sig, size_t steps) noexcept {
+void StatusBoard::begin(const transport::OpSig& sig, size_t steps, P2P p2p, int peer) noexcept {
   if (!on_) return;
   GDR_BOARD_WRITER_LOCK;
   const uint64_t s = seq_.load(std::memory_order_relaxed);
@@ -315,7 +328,10 @@ void StatusBoard::begin(const transport::OpSig& sig, size_t steps) noexcept {
   std::atomic_thread_fence(std::memory_order_release);
   OpRecord& cur = st_.done[st_.nDone % kHistory];
   cur.sig = sig;
+  if (p2p != P2P::None) cur.sig.seq = ++p2pSeq_;
   cur.steps = static_cast<uint32_t>(steps);
+  cur.p2p = p2p;
+  cur.peer = peer;
   cur.startNs = coarseNowNs();
   st_.inFlight = true;
   step(0, -1, 0);
@@ -357,7 +373,7 @@ std::string StatusBoard::text(int64_t now) const {
   std::string out = strprintf("comm id=%s rank=%d size=%d\n", commId_.c_str(), rank_, size_);
   auto fields = [](const OpRecord& o) {
     return strprintf("seq=%llu coll=%s dtype=%s op=%s count=%llu", (unsigned long long)o.sig.seq,
-                     collOf(o.sig), typeOf(o.sig), opOf(o.sig), (unsigned long long)o.sig.count);
+                     collOf(o), typeOf(o.sig), opOf(o.sig), (unsigned long long)o.sig.count);
   };
   if (st.inFlight) {
     const uint8_t kind = kind_.load(std::memory_order_relaxed);
@@ -372,8 +388,9 @@ std::string StatusBoard::text(int64_t now) const {
   }
   for (uint64_t i = 0; i < st.completedShown(); ++i) {
     const OpRecord& o = st.done[(st.nDone - 1 - i) % kHistory];
-    out += strprintf("done %s ms=%.3f result=%s\n", fields(o).c_str(), ms(o.endNs - o.startNs),
-                     o.ok ? "ok" : "failed");
+    const std::string peer = hasPeer(o) ? strprintf(" peer=%d", o.peer) : "";
+    out += strprintf("done %s%s ms=%.3f result=%s\n", fields(o).c_str(), peer.c_str(),
+                     ms(o.endNs - o.startNs), o.ok ? "ok" : "failed");
   }
   return out;
 }
@@ -383,7 +400,7 @@ std::string StatusBoard::json(int64_t now) const {
   const State st = snapshot();
   auto fields = [](const OpRecord& o) {
     return strprintf("\"seq\":%llu,\"coll\":\"%s\",\"dtype\":\"%s\",\"op\":\"%s\",\"count\":%llu",
-                     (unsigned long long)o.sig.seq, collOf(o.sig), typeOf(o.sig), opOf(o.sig),
+                     (unsigned long long)o.sig.seq, collOf(o), typeOf(o.sig), opOf(o.sig),
                      (unsigned long long)o.sig.count);
   };
   std::string out =
@@ -403,8 +420,9 @@ std::string StatusBoard::json(int64_t now) const {
   out += ",\"completed\":[";
   for (uint64_t i = 0; i < st.completedShown(); ++i) {
     const OpRecord& o = st.done[(st.nDone - 1 - i) % kHistory];
-    out += strprintf("%s{%s,\"ms\":%.3f,\"ok\":%s}", i ? "," : "", fields(o).c_str(),
-                     ms(o.endNs - o.startNs), o.ok ? "true" : "false");
+    const std::string peer = hasPeer(o) ? strprintf(",\"peer\":%d", o.peer) : "";
+    out += strprintf("%s{%s%s,\"ms\":%.3f,\"ok\":%s}", i ? "," : "", fields(o).c_str(),
+                     peer.c_str(), ms(o.endNs - o.startNs), o.ok ? "true" : "false");
   }
   return out + "]}";
 }

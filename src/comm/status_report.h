@@ -1,8 +1,9 @@
 // A view into a stuck job. Every communicator keeps a status board: the
-// collective in flight (sequence number, collective, type, count, the step
-// it is at, the peer of that step, since when it waits) and the last
-// completed ones. On a timeout, on SIGUSR1 and when a client connects to
-// the process's unix socket (GDR_STATUS_DIR/gdr-status-<pid>.sock), the
+// operation in flight (a collective, or a host send, receive or group
+// batch of them: sequence number, kind, type, count, the step it is at, the
+// peer of that step, since when it waits) and the last completed ones. On
+// a timeout, on SIGUSR1 and when a client connects to the process's unix
+// socket (GDR_STATUS_DIR/gdr-status-<pid>.sock), the
 // process writes every board as text and JSON to
 // GDR_STATUS_DIR/gdr-status-<host>-<pid>.{txt,json}; gdr-status
 // (src/tools/gdr_status.cc) merges the ranks' reports into one answer.
@@ -10,7 +11,7 @@
 // The signal handler only writes a byte to a pipe (async-signal-safe); a
 // thread of the library's own, started with the first communicator, does
 // the writing. The board's fast path is a few relaxed atomic stores per step
-// and an uncontended lock at the start and end of each collective.
+// and a seqlock's plain stores at the start and end of each operation.
 #pragma once
 
 #include <algorithm>
@@ -23,10 +24,15 @@
 
 namespace gdr::status {
 
-// One collective, as a report shows it.
+// What a point-to-point operation on the board is (None: a collective).
+enum class P2P : uint8_t { None, Send, Recv, Batch };
+
+// One operation, as a report shows it.
 struct OpRecord {
   transport::OpSig sig;
   uint32_t steps = 0;
+  P2P p2p = P2P::None;
+  int peer = -1;  // a lone send's or receive's peer
   int64_t startNs = 0, endNs = 0;
   bool ok = true;
 };
@@ -40,7 +46,13 @@ class StatusBoard {
 
   // Who the board belongs to, for the reports (set once, before register).
   void identify(int rank, int size, const std::string& commId);
-  void begin(const transport::OpSig& sig, size_t steps) noexcept;
+  void begin(const transport::OpSig& sig, size_t steps) noexcept {
+    begin(sig, steps, P2P::None, -1);
+  }
+  // A host send, receive or group batch of `steps` messages (each wait on
+  // one is a step, with its peer and kind). Point-to-point operations have
+  // their own sequence numbers (1, 2, ... on the communicator).
+  void begin(const transport::OpSig& sig, size_t steps, P2P p2p, int peer) noexcept;
   // The step about to run (0-based; `steps` for the wait on sends after the
   // last), its peer (-1 for a local step) and kind (coll::StepKind).
   void step(size_t idx, int peer, uint8_t kind) noexcept {
@@ -77,6 +89,7 @@ class StatusBoard {
   };
   State snapshot() const noexcept;
   bool on_ = false;  // GDR_STATUS: set by identify(); off, begin/end do nothing
+  uint64_t p2pSeq_ = 0;  // written and read by the writer only
   std::atomic<uint64_t> seq_{0};
   State st_;
   std::atomic<uint32_t> step_{0};

@@ -6,6 +6,8 @@
 #include <mutex>
 #include <vector>
 
+#include "collectives/schedule.h"
+#include "comm/status_report.h"
 #include "core/datatype.h"
 #include "core/error.h"
 
@@ -68,7 +70,46 @@ void runSelf(std::vector<P2POp>& ops) {
   }
 }
 
+// The batch on the communicator's status board while it runs: a lone send
+// or receive as itself, more as a batch whose steps are its waits.
+class OnBoard {
+ public:
+  OnBoard(const std::vector<P2POp>& ops, size_t waits) : board_(ops.front().comm->status()) {
+    const P2POp& o = ops.front();
+    if (ops.size() == 1) {
+      board_.begin(o.sig, waits, o.isSend ? status::P2P::Send : status::P2P::Recv, o.peer);
+      return;
+    }
+    // A batch's count: its elements when they share a type, else its bytes.
+    transport::OpSig sig = o.sig;
+    sig.count = 0;
+    size_t bytes = 0;
+    for (const P2POp& x : ops) {
+      sig.count += x.sig.count;
+      bytes += x.bytes;
+      if (x.sig.dtype != sig.dtype) sig.dtype = static_cast<uint8_t>(gdrUint8);
+    }
+    if (sig.dtype == static_cast<uint8_t>(gdrUint8)) sig.count = bytes;
+    board_.begin(sig, waits, status::P2P::Batch, -1);
+  }
+  ~OnBoard() { board_.end(ok); }
+  OnBoard(const OnBoard&) = delete;
+  OnBoard& operator=(const OnBoard&) = delete;
+  void waitAt(size_t idx, const P2POp& o) noexcept {
+    board_.step(idx, o.peer,
+                static_cast<uint8_t>(o.isSend ? coll::StepKind::Send : coll::StepKind::Recv));
+  }
+  bool ok = false;
+
+ private:
+  status::StatusBoard& board_;
+};
+
 void runBatch(std::vector<P2POp>& ops) {
+  if (ops.empty()) return;
+  size_t remote = 0;
+  for (const auto& o : ops) remote += o.peer != o.comm->rank();
+  OnBoard board(ops, remote);
   runSelf(ops);
   // Post everything, then wait per communicator.
   std::deque<transport::SendOp> sends;
@@ -98,8 +139,10 @@ void runBatch(std::vector<P2POp>& ops) {
       waits.push_back({&o, &r.complete});
     }
   }
-  for (const Wait& w : waits) {
+  for (size_t i = 0; i < waits.size(); ++i) {
+    const Wait& w = waits[i];
     const P2POp* o = w.op;
+    board.waitAt(i, *o);
     o->comm->progressUntil(
         [&] { return *w.done; },
         [&] {
@@ -107,6 +150,7 @@ void runBatch(std::vector<P2POp>& ops) {
                            o->isSend ? "to" : "from", o->peer, transport::describe(o->sig).c_str());
         });
   }
+  board.ok = true;
 }
 
 void runOne(const P2POp& op) {

@@ -149,10 +149,16 @@ std::vector<std::string> listDir(const std::string& dir, const char* suffix) {
   return out;
 }
 
+// A lone send or receive has one step: the operation says it all.
+bool loneP2P(const Op& o) { return o.get("coll") == "send" || o.get("coll") == "recv"; }
+
+// Where in an operation a rank is ("at step 3 of 8 (recv) of allreduce #17",
+// "in recv #2").
 std::string stepText(const Op& o) {
   const long step = o.num("step"), steps = o.num("steps");
-  if (o.get("kind") == "sends") return "the end (its sends) of " + o.name();
-  return "step " + std::to_string(step) + " of " + std::to_string(steps) + " (" + o.get("kind") +
+  if (loneP2P(o)) return "in " + o.name();
+  if (o.get("kind") == "sends") return "at the end (its sends) of " + o.name();
+  return "at step " + std::to_string(step) + " of " + std::to_string(steps) + " (" + o.get("kind") +
          ") of " + o.name();
 }
 
@@ -164,14 +170,14 @@ bool waitsForPeer(const RankReport& r) {
 std::string whereIs(const RankReport* r) {
   if (!r) return "has no report (dead, or not reachable from here)";
   if (r->inFlight) {
-    std::string s = "is at " + stepText(r->cur);
+    std::string s = "is " + stepText(r->cur);
     if (waitsForPeer(*r))
       s += ", waiting for rank " + r->cur.get("peer");
     else
       s += ", not waiting for a peer (computing, or stopped)";
     return s;
   }
-  if (r->done.empty()) return "is idle, before its first collective";
+  if (r->done.empty()) return "is idle, before its first operation";
   return "is idle after " + r->done.front().name() +
          (r->done.front().get("result") == "ok" ? "" : " (which failed)");
 }
@@ -206,8 +212,8 @@ void explain(const std::string& id, const std::map<int, RankReport>& ranks) {
     const RankReport& r = kv.second;
     if (!waitsForPeer(r)) continue;
     const int peer = static_cast<int>(r.cur.num("peer"));
-    std::printf("rank %d waits at %s for rank %d; rank %d %s\n", r.rank, stepText(r.cur).c_str(),
-                peer, peer, whereIs(find(peer)).c_str());
+    std::printf("rank %d waits %s for rank %d; rank %d %s\n", r.rank, stepText(r.cur).c_str(), peer,
+                peer, whereIs(find(peer)).c_str());
     if (r.cur.real("waiting_ms") > longestMs) {
       longestMs = r.cur.real("waiting_ms");
       longest = r.rank;
