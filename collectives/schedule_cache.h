@@ -6,22 +6,25 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "collectives/schedule.h"
 
 namespace gdr::coll {
 
+// Two whole words, built in registers: a key of separate narrow fields was
+// stored field by field and then compared with wider loads, and a load that
+// spans several smaller stores cannot be forwarded from them (a stall on
+// every call, seen in perf on the small-message path).
 struct SchedKey {
-  CollKind kind;
-  int root;
-  size_t count;
-  bool inPlace;
-  size_t elemBytes;
-  bool operator==(const SchedKey& o) const {
-    return kind == o.kind && root == o.root && count == o.count && inPlace == o.inPlace &&
-           elemBytes == o.elemBytes;
-  }
+  uint64_t shape;  // kind | inPlace << 8 | elemBytes << 16 | root << 32
+  uint64_t count;
+  SchedKey(CollKind kind, int root, size_t count, bool inPlace, size_t elemBytes)
+      : shape(uint64_t(static_cast<uint8_t>(kind)) | uint64_t(inPlace) << 8 |
+              (uint64_t(elemBytes) & 0xffff) << 16 | uint64_t(uint32_t(root)) << 32),
+        count(count) {}
+  bool operator==(const SchedKey& o) const { return shape == o.shape && count == o.count; }
 };
 
 struct CachedSchedule {
