@@ -15,7 +15,6 @@ __thread uint64_t tLastGeneration = ~0ull;
 
 namespace {
 std::mutex gMu;
-std::atomic<uint64_t>& gGeneration = gCommGeneration;
 std::unordered_set<gdrComm_t>& live() {
   static std::unordered_set<gdrComm_t> s;
   return s;
@@ -28,8 +27,7 @@ const char* threadLastError() { return tLastError.c_str(); }
 
 Communicator& checkCommSlow(gdrComm_t comm) {
   if (!comm) throw InvalidArgument("the communicator is NULL");
-  const uint64_t gen = gGeneration.load(std::memory_order_acquire);
-  if (comm == tLastComm && gen == tLastGeneration) return *comm;
+  const uint64_t gen = gCommGeneration.load(std::memory_order_acquire);
   std::lock_guard<std::mutex> g(gMu);
   if (!live().count(comm)) throw InvalidArgument("the communicator was destroyed or never created");
   tLastComm = comm;
@@ -45,7 +43,7 @@ void registerComm(gdrComm_t comm) {
 bool unregisterComm(gdrComm_t comm) {
   std::lock_guard<std::mutex> g(gMu);
   const bool was = live().erase(comm) != 0;
-  gGeneration.fetch_add(1, std::memory_order_acq_rel);
+  gCommGeneration.fetch_add(1, std::memory_order_acq_rel);
   return was;
 }
 
@@ -58,12 +56,12 @@ CommUse useComm(gdrComm_t comm) noexcept {
   if (comm == tLastComm) {
     const int slot = publishHazard(comm);
     if (slot >= 0) {
-      if (gGeneration.load(std::memory_order_relaxed) == tLastGeneration) return CommUse::hazard(comm, slot);
+      if (gCommGeneration.load(std::memory_order_relaxed) == tLastGeneration) return CommUse::hazard(comm, slot);
       clearHazard(slot);
     }
   }
   std::lock_guard<std::mutex> g(gMu);
-  const uint64_t gen = gGeneration.load(std::memory_order_relaxed);
+  const uint64_t gen = gCommGeneration.load(std::memory_order_relaxed);
   if (!(comm == tLastComm && gen == tLastGeneration)) {
     if (!live().count(comm)) return CommUse();
     tLastComm = comm;

@@ -17,7 +17,6 @@ namespace gdr::log {
 namespace {
 
 struct State {
-  std::atomic<int> level{-1};  // -1: not read yet
   std::atomic<uint32_t> mask{0};
   std::mutex mu;
   FILE* out = stderr;
@@ -79,8 +78,7 @@ void load() {
     }
     if (FILE* f = std::fopen(path.c_str(), "a")) st.out = f;
   }
-  st.level = static_cast<int>(parseLevel(param::getString("GDR_DEBUG")));
-  gLevel.store(st.level.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  gLevel.store(static_cast<int>(parseLevel(param::getString("GDR_DEBUG"))), std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -88,14 +86,12 @@ void load() {
 std::atomic<int> gLevel{-1};
 
 bool enabledSlow(Level level, uint32_t subsys) {
-  State& st = state();
-  if (st.level.load(std::memory_order_relaxed) < 0) load();
-  return static_cast<int>(level) <= st.level.load(std::memory_order_relaxed) &&
-         (st.mask.load(std::memory_order_relaxed) & subsys);
+  if (gLevel.load(std::memory_order_relaxed) < 0) load();
+  return static_cast<int>(level) <= gLevel.load(std::memory_order_relaxed) &&
+         (state().mask.load(std::memory_order_relaxed) & subsys);
 }
 
 void reload() {
-  state().level = -1;
   gLevel.store(-1, std::memory_order_relaxed);
   load();
 }
