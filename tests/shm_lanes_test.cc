@@ -130,4 +130,55 @@ TEST(ShmLanes, SizeMismatchAcrossLanesIsReported) {
   expectAllOk(exits);
 }
 
+// The receiver hands the small lane's slots back in batches. Rank 1 consumes
+// 250 tiny messages (so some of its room is still held back), then waits on
+// rank 2, which waits on rank 0, which first sends rank 1 enough more to need
+// every slot of the lane: unless a receiver that waits on another peer hands
+// back what it holds, the three wait on each other until the timeout.
+TEST(ShmLanes, HeldBackRoomReturnsWhileTheReceiverWaitsElsewhere) {
+  // Rank 1 reads the first 250 only once all are there, so it never waits
+  // for one and hands back only whole batches of them (224); the lane is
+  // then full after 224 + 256 = 480 messages.
+  constexpr int kFirst = 250, kMore = 231;
+  const std::string marker = "/tmp/gdr-shm-held-" + std::to_string(getpid()) + ".sent";
+  unlink(marker.c_str());
+  auto exits = runRanks(
+      3,
+      [&](int rank, int, gdrComm_t comm) {
+        uint8_t b[8] = {};
+        auto send = [&](int peer, int m) {
+          for (size_t i = 0; i < sizeof(b); ++i) b[i] = byteOf(m, i);
+          CHILD_CHECK(gdrSend(b, sizeof(b), gdrUint8, peer, comm, nullptr) == gdrSuccess,
+                      "rank %d send %d to %d: %s", rank, m, peer, gdrGetLastError(comm));
+        };
+        auto recv = [&](int peer, int m) {
+          CHILD_CHECK(gdrRecv(b, sizeof(b), gdrUint8, peer, comm, nullptr) == gdrSuccess,
+                      "rank %d recv %d from %d: %s", rank, m, peer, gdrGetLastError(comm));
+          for (size_t i = 0; i < sizeof(b); ++i)
+            CHILD_CHECK(b[i] == byteOf(m, i), "rank %d message %d byte %zu", rank, m, i);
+        };
+        if (rank == 0) {
+          for (int m = 0; m < kFirst; ++m) send(1, m);
+          FILE* f = std::fopen(marker.c_str(), "w");
+          CHILD_CHECK(f != nullptr, "cannot write %s", marker.c_str());
+          if (f) std::fclose(f);
+          for (int m = kFirst; m < kFirst + kMore; ++m) send(1, m);
+          send(2, 0);
+        } else if (rank == 1) {
+          CHILD_CHECK(waitForFile(marker, 20), "rank 0 did not send its first %d", kFirst);
+          for (int m = 0; m < kFirst; ++m) recv(0, m);
+          recv(2, 0);
+          for (int m = kFirst; m < kFirst + kMore; ++m) recv(0, m);
+        } else {
+          recv(0, 0);
+          send(1, 0);
+        }
+        _exit(gdrtest::childFailures() ? 1 : 0);
+        return 0;
+      },
+      {{"GDR_TRANSPORT", "shm"}, {"GDR_TIMEOUT_MS", "10000"}}, 60);
+  unlink(marker.c_str());
+  expectAllOk(exits);
+}
+
 }  // namespace

@@ -137,6 +137,7 @@ class Communicator : public coll::Links {
     status_.step(idx, peer, kind);
   }
   void opEnded(bool ok) noexcept override { status_.end(ok); }
+  void opAtOnce(const OpSig& sig) noexcept { status_.atOnce(sig); }
 
   // Error state: set once by the first failure; every later call fails fast.
   void throwIfFailed();

@@ -320,12 +320,18 @@ int64_t coarseNowNs() noexcept {
 #define GDR_BOARD_WRITER_LOCK (void)0
 #endif
 
-void StatusBoard::begin(const transport::OpSig& sig, size_t steps, P2P p2p, int peer) noexcept {
-  if (!on_) return;
-  GDR_BOARD_WRITER_LOCK;
+// The writer's side of the seqlock: odd while it writes; it stores s + 2 when done.
+uint64_t StatusBoard::openWrite() noexcept {
   const uint64_t s = seq_.load(std::memory_order_relaxed);
   seq_.store(s + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
+  return s;
+}
+
+void StatusBoard::begin(const transport::OpSig& sig, size_t steps, P2P p2p, int peer) noexcept {
+  if (!on_) return;
+  GDR_BOARD_WRITER_LOCK;
+  const uint64_t s = openWrite();
   OpRecord& cur = st_.done[st_.nDone % kHistory];
   cur.sig = sig;
   if (p2p != P2P::None) cur.sig.seq = ++p2pSeq_;
@@ -344,14 +350,27 @@ void StatusBoard::waitBegan() noexcept { waitSinceNs_.store(nowNs(), std::memory
 void StatusBoard::end(bool ok) noexcept {
   GDR_BOARD_WRITER_LOCK;
   if (!st_.inFlight) return;
-  const uint64_t s = seq_.load(std::memory_order_relaxed);
-  seq_.store(s + 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
+  const uint64_t s = openWrite();
   OpRecord& cur = st_.done[st_.nDone % kHistory];
   cur.endNs = coarseNowNs();
   cur.ok = ok;
   ++st_.nDone;
   st_.inFlight = false;
+  seq_.store(s + 2, std::memory_order_release);
+}
+
+void StatusBoard::atOnce(const transport::OpSig& sig) noexcept {
+  if (!on_) return;
+  GDR_BOARD_WRITER_LOCK;
+  const uint64_t s = openWrite();
+  OpRecord& cur = st_.done[st_.nDone % kHistory];
+  cur.sig = sig;
+  cur.steps = 1;
+  cur.p2p = P2P::None;
+  cur.peer = -1;
+  cur.startNs = cur.endNs = coarseNowNs();
+  cur.ok = true;
+  ++st_.nDone;
   seq_.store(s + 2, std::memory_order_release);
 }
 

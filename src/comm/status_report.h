@@ -64,6 +64,9 @@ class StatusBoard {
   void waitBegan() noexcept;
   void waitEnded() noexcept { waitSinceNs_.store(0, std::memory_order_relaxed); }
   void end(bool ok) noexcept;
+  // A collective of one step that began and completed within the call (the
+  // router's one-message path): begin and end in one write.
+  void atOnce(const transport::OpSig& sig) noexcept;
 
   // The board as report lines (text) and as a JSON object.
   std::string text(int64_t nowNs) const;
@@ -88,6 +91,7 @@ class StatusBoard {
     uint64_t completedShown() const { return std::min<uint64_t>(nDone, kHistory - (inFlight ? 1 : 0)); }
   };
   State snapshot() const noexcept;
+  uint64_t openWrite() noexcept;
   bool on_ = false;  // GDR_STATUS: set by identify(); off, begin/end do nothing
   uint64_t p2pSeq_ = 0;  // written and read by the writer only
   std::atomic<uint64_t> seq_{0};

@@ -18,7 +18,10 @@ namespace {
 //   idle: from 1 MiB;
 // - all-reduce, broadcast, barrier (and send/recv): from 256 KiB.
 constexpr size_t kKiB = 1024;
-constexpr CollTraits kTraits[kNumCollKinds] = {
+
+}  // namespace
+
+const CollTraits kCollTraits[kNumCollKinds] = {
     // name            reduces rooted rankOrderFree layout  singleCopyFrom
     {"allreduce", true, false, true, Layout::Whole, kSingleCopyFrom},
     {"bcast", false, true, true, Layout::Whole, kSingleCopyFrom},
@@ -30,13 +33,6 @@ constexpr CollTraits kTraits[kNumCollKinds] = {
     {"barrier", false, false, true, Layout::None, kSingleCopyFrom},
 };
 
-constexpr CollTraits kUnknown{"unknown", false, false, false, Layout::None, kSingleCopyFrom};
-
-}  // namespace
-
-const CollTraits& traitsOf(CollKind k) {
-  const auto i = static_cast<unsigned>(k);
-  return i < kNumCollKinds ? kTraits[i] : kUnknown;
-}
+const CollTraits kUnknownTraits{"unknown", false, false, false, Layout::None, kSingleCopyFrom};
 
 }  // namespace gdr

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/op_sig.h"
 #include "gdrcoll.h"
 
 namespace gdr {
@@ -44,8 +45,13 @@ struct CollTraits {
   size_t singleCopyFrom;  // from what size its messages go single-copy (call.cc)
 };
 
-// Indexed by CollKind.
-const CollTraits& traitsOf(CollKind k);
+// Indexed by CollKind (call.cc).
+extern const CollTraits kCollTraits[kNumCollKinds];
+extern const CollTraits kUnknownTraits;
+inline const CollTraits& traitsOf(CollKind k) {
+  const auto i = static_cast<unsigned>(k);
+  return i < kNumCollKinds ? kCollTraits[i] : kUnknownTraits;
+}
 inline const char* collName(CollKind k) { return traitsOf(k).name; }
 
 struct CollCall {
@@ -69,6 +75,23 @@ struct CollCall {
   const size_t* recvCounts = nullptr;
   const size_t* recvDispls = nullptr;
 };
+
+// What every rank's messages of this call carry, so that ranks running
+// different calls find out (op_sig.h): the call's kind, type, op, root and
+// count as they matter to it, and the communicator's sequence number.
+inline OpSig sigOf(const CollCall& call, uint64_t seq) {
+  const CollTraits& traits = traitsOf(call.kind);
+  OpSig sig;
+  sig.kind = static_cast<uint8_t>(call.kind);
+  sig.dtype = static_cast<uint8_t>(call.type);
+  sig.op = traits.reduces ? static_cast<uint8_t>(call.op) : 0;
+  sig.root = traits.rooted ? call.root : 0;
+  const bool counted = traits.layout != Layout::Vectors && traits.layout != Layout::None;
+  sig.count = counted ? call.count : 0;
+  sig.seq = seq;
+  if (call.preSealed) sig.flags |= kSigPreSealed;
+  return sig;
+}
 
 // One send or receive (host or device buffers).
 struct P2PCall {

@@ -6,11 +6,6 @@
 
 namespace gdr {
 
-bool operator==(const OpSig& a, const OpSig& b) {
-  return a.kind == b.kind && a.dtype == b.dtype && a.op == b.op && a.flags == b.flags &&
-         a.root == b.root && a.count == b.count && a.seq == b.seq;
-}
-
 std::string describe(const OpSig& s) {
   static const char* kOps[] = {"sum", "prod", "max", "min", "avg"};
   // A peer's bytes: range-check before the value becomes an enum (loading an

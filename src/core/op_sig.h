@@ -27,7 +27,10 @@ constexpr uint8_t kP2PKind = 0xF0;
 // encrypts still authenticates the message's header but sends the payload as
 // it is, instead of encrypting it a second time on the CPU.
 constexpr uint8_t kSigPreSealed = 1u << 0;
-bool operator==(const OpSig& a, const OpSig& b);
+inline bool operator==(const OpSig& a, const OpSig& b) {
+  return a.kind == b.kind && a.dtype == b.dtype && a.op == b.op && a.flags == b.flags &&
+         a.root == b.root && a.count == b.count && a.seq == b.seq;
+}
 inline bool operator!=(const OpSig& a, const OpSig& b) { return !(a == b); }
 std::string describe(const OpSig& s);
 

@@ -4,6 +4,7 @@
 #include "dispatch/group.h"
 #include "paths/device.h"
 #include "paths/host.h"
+#include "paths/one_message.h"
 #include "paths/p2p.h"
 #include "paths/staged/path.h"
 
@@ -22,7 +23,7 @@ void runCollective(Communicator& comm, const CollCall& call, bool onDevice, gdrS
     paths::runDeviceCollective(comm, call, stream);
   } else {
     beforeHostWork(comm);
-    paths::runHostCollective(comm, call);
+    if (!paths::tryOneMessage(comm, call)) paths::runHostCollective(comm, call);
   }
 }
 

@@ -116,15 +116,8 @@ void runHostCollective(Communicator& comm, const CollCall& call) {
       break;
   }
 
-  transport::OpSig sig;
-  sig.kind = static_cast<uint8_t>(call.kind);
-  sig.dtype = static_cast<uint8_t>(call.type);
-  sig.op = traits.reduces ? static_cast<uint8_t>(call.op) : 0;
-  sig.root = traits.rooted ? call.root : 0;
+  const transport::OpSig sig = sigOf(call, comm.nextSeq());
   const bool counted = traits.layout != Layout::Vectors && traits.layout != Layout::None;
-  sig.count = counted ? call.count : 0;
-  sig.seq = comm.nextSeq();
-  if (call.preSealed) sig.flags |= transport::kSigPreSealed;
 
   // At level 1 a count-0 call agrees too: it moves no message, so without
   // this a rank passing 0 where the others pass 100 would return success

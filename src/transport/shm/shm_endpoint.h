@@ -34,13 +34,17 @@ struct ShmEndpointConfig {
 
 // The size from which a message goes single-copy: `forced` when it is >= 0
 // (GDR_SHM_CMA_THRESHOLD), else what its operation asks for (`wanted`).
-size_t singleCopyFrom(size_t wanted, int64_t forced);
+inline size_t singleCopyFrom(size_t wanted, int64_t forced) {
+  return forced >= 0 ? static_cast<size_t>(forced) : wanted;
+}
 
 // The lane a message of `bytes` takes: the small one when it fits and does
 // not go single-copy. Both ends decide alike from what they both know (the
 // size, the operation's threshold, GDR_SHM_CMA_THRESHOLD), never from what
 // one end's kernel allows.
-LaneId laneFor(size_t bytes, size_t wanted, int64_t forcedCma);
+inline LaneId laneFor(size_t bytes, size_t wanted, int64_t forcedCma) {
+  return bytes <= kSmallBytes && bytes < singleCopyFrom(wanted, forcedCma) ? kSmallLane : kMainLane;
+}
 
 class ShmEndpoint final : public Endpoint {
  public:
@@ -61,6 +65,8 @@ class ShmEndpoint final : public Endpoint {
     op->lane = laneFor(op->bytes, op->singleCopyFrom, cfg_.cmaThreshold);
     recvs_.push_back(op);
   }
+  bool sendNow(SendOp& op) override;
+  bool recvNow(RecvOp& op) override;
   bool progress() override;
   void checkPeer() override;
   void sendAbort(gdrResult_t code, const std::string& reason) noexcept override;
@@ -73,6 +79,10 @@ class ShmEndpoint final : public Endpoint {
   void checkOtherLane(const RecvOp* op, LaneId waitingOn) const;
   void consume(RecvOp* op, const SlotHdr* slot);
   void readRemote(RecvOp* op, uint64_t addr);
+  void retire(LaneId id, const SlotHdr* slot, bool single);
+  static uint64_t tailBatch(const Lane& lane);
+  static void warmLines(const char* p, size_t bytes) noexcept;
+  void publishTails();
 
   ShmEndpointConfig cfg_;
   std::deque<SendOp*> sends_;     // not yet fully published
@@ -84,6 +94,8 @@ class ShmEndpoint final : public Endpoint {
   uint64_t head_[2] = {};                   // slots I published to the peer
   uint64_t cachedTail_[2] = {};             // the peer's consumption, as last read
   uint64_t rtail_[2] = {};                  // slots I consumed from the peer
+  uint64_t publishedTail_[2] = {};          // rtail_ as the peer can see it
+  bool tailsHeld_ = false;                  // publishedTail_ lags rtail_ on some lane
   uint16_t sendMsgNo_ = 0, recvMsgNo_ = 0;  // messages done each way (SlotHdr::msgNo)
   uint32_t idlePolls_ = 0;                  // empty polls of the current receive
   std::vector<char> bounce_;  // CMA receive-reduce staging
