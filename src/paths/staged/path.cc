@@ -68,7 +68,7 @@ struct Captured {
 // slot just freed. Up to kSlots segments are on their way to the host while
 // the network works. Values only grow (base advances by the segment count),
 // so a word is never reset and stream waits compare cyclically (GEQ).
-class StagedContext final : public PathState {
+class StagedContext final : public PathState, public AsyncDriver {
  public:
   explicit StagedContext(Communicator& comm) : comm_(comm) {
     RelaxedCapture relaxed;
@@ -88,8 +88,16 @@ class StagedContext final : public PathState {
     progress::EngineConfig cfg;
     cfg.timeoutMs = comm.config().timeoutMs;
     cfg.ringSlots = kRing;
-    cfg.onError = [this](gdrResult_t code, const std::string& text) { comm_.fail(code, text); };
-    cfg.asyncError = [this] { return comm_.asyncError(); };
+    // A revoke's notice goes out from here (takeRevoke): this thread drives
+    // the endpoints while staged work runs. A revoke or an abort requested
+    // elsewhere stops every wait of this thread at once.
+    cfg.onError = [this](gdrResult_t code, const std::string& text) {
+      if (comm_.revokeRequested())
+        comm_.revokeHere();
+      else
+        comm_.fail(code, text);
+    };
+    cfg.asyncError = [this] { return comm_.stopCode(); };
     cfg.onThreadStart = [] { widenHelperAffinity("staged-path progress thread"); };
     engine_ = std::make_unique<progress::Engine>(cfg, engineWords_.data(), engineWords_.size());
     checkCuda(cudaEventCreateWithFlags(&lastOp_, cudaEventDisableTiming),
@@ -103,11 +111,15 @@ class StagedContext final : public PathState {
         if (t == "socket" || t == "ib") sealing_ = true;
       }
     comm.status().device().attach(&boardWords_, "staged");
+    comm.setAsyncDriver(this);
     GDR_INFO(kColl, "staged path: progress thread started, %zu B segments, %zu in flight%s", segBytes_, kSlots,
              sealing_ ? ", data movement sealed on the GPU" : "");
   }
 
   ~StagedContext() {
+    // Only this context's own thread can still use the communicator: it
+    // applies a revoke itself from now on.
+    comm_.setAsyncDriver(nullptr);
     engine_.reset();  // runs what is queued (each under its deadline), joins
     comm_.status().device().detach();
     sealer_.reset();
@@ -115,6 +127,16 @@ class StagedContext final : public PathState {
     captured_.clear();
     slots_.clear();
     cudaFreeHost(words_);
+  }
+
+  // A revoke requested while this context exists: the progress thread
+  // applies it (an empty job: its thread sees the request, fails, and the
+  // engine's onError tells the peers), after failing the job it runs.
+  void takeRevoke() noexcept override {
+    try {
+      engine_->push(progress::Job{"a revoke of the communicator", nullptr});
+    } catch (...) {
+    }
   }
 
   size_t segBytes() const { return segBytes_; }
@@ -241,7 +263,7 @@ void StagedContext::hostRun(const Plan& plan, SlotSet& slots, size_t ready, size
                                            "before it may not have finished)",
                                            what, k, plan.what().c_str());
                         },
-                        [this] { return comm_.asyncError(); });
+                        [this] { return comm_.stopCode(); });
   };
   const size_t nseg = plan.segments();
   for (size_t k = 0; k < nseg; ++k) {
