@@ -2,7 +2,8 @@
 // tool that merges them: a rank stalled by GDR_FAULT at np 3; SIGUSR1, the
 // socket and the timeout each produce reports; gdr-status names the rank
 // everyone ends up waiting for; a rank stuck in a receive from a peer that
-// never sends. And the tool's answer on hand-made reports.
+// never sends. And the tool's answer on hand-made reports; device
+// operations on the board (comm/device_ops.h) and in the tool's answer.
 #include "comm/status_report.h"
 
 #include <dirent.h>
@@ -302,6 +303,94 @@ TEST(StatusReport, BoardShowsAP2PBatchAtItsWait) {
                 .find("{\"seq\":2,\"coll\":\"send\",\"dtype\":\"int32\","
                       "\"op\":\"-\",\"count\":12,\"peer\":3,"),
             std::string::npos);
+}
+
+// Device operations: in flight from launch until the path's completion
+// count passes them; the oldest shows the peer its kernel waits for (or the
+// staged path's wait for its stream), completed ones show newest first.
+TEST(StatusReport, BoardShowsDeviceOperationsUntilTheirCompletionIsSeen) {
+  gdr::status::StatusBoard b;
+  b.identify(0, 2, "dv");
+  if (!gdr::status::enabled()) GTEST_SKIP() << "GDR_STATUS=0";
+  gdr::DeviceWords w{};
+  w.done = 7;  // counted before the attach: not this board's
+  gdr::status::DeviceOps& d = b.device();
+  EXPECT_EQ(b.text(gdr::status::nowNs()).find("device-"), std::string::npos);
+  d.attach(&w, "cuda_ipc");
+  ASSERT_TRUE(d.on());
+  d.launched(gdr::status::deviceSig(0 /* allreduce */, gdrFloat32, gdrSum, 999, 0),
+             gdr::status::P2P::None, -1);
+  d.launched(gdr::status::deviceSig(gdr::transport::kP2PKind, gdrUint8, 0, 64, 0),
+             gdr::status::P2P::Send, 1);
+  w.waiting[1] = 3;  // three blocks of the first kernel wait for rank 1
+  std::string t = b.text(gdr::status::nowNs());
+  EXPECT_NE(t.find("idle\ndevice-inflight seq=1 coll=allreduce dtype=float32 op=sum count=999 "
+                   "path=cuda_ipc peer=1 waits=1 elapsed_ms="),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("device-inflight seq=2 coll=send dtype=uint8 op=- count=64 path=cuda_ipc peer=1 "
+                   "waits=- elapsed_ms="),
+            std::string::npos)
+      << t;
+  EXPECT_EQ(t.find("device-done"), std::string::npos) << t;
+  w.waiting[1] = 0;
+  w.done = 8;
+  t = b.text(gdr::status::nowNs());
+  EXPECT_NE(t.find("device-inflight seq=2 coll=send"), std::string::npos) << t;
+  EXPECT_NE(t.find("device-done seq=1 coll=allreduce"), std::string::npos) << t;
+  w.stage = 3;  // the staged path's thread waits for segment 2's copy
+  t = b.text(gdr::status::nowNs());
+  EXPECT_NE(t.find("waits=stream:2"), std::string::npos) << t;
+  w.stage = 0;
+  w.done = 9;
+  t = b.text(gdr::status::nowNs());
+  EXPECT_EQ(t.find("device-inflight"), std::string::npos) << t;
+  EXPECT_NE(t.find("device-done seq=2 coll=send dtype=uint8 op=- count=64 path=cuda_ipc peer=1\n"
+                   "device-done seq=1 coll=allreduce"),
+            std::string::npos)
+      << t;
+  const std::string j = b.json(gdr::status::nowNs());
+  EXPECT_NE(j.find(",\"device\":{\"path\":\"cuda_ipc\",\"launched\":2,\"completed\":2,"
+                   "\"in_flight\":[],\"done\":[{\"seq\":2,"),
+            std::string::npos)
+      << j;
+  d.detach();
+  EXPECT_EQ(b.text(gdr::status::nowNs()).find("device-"), std::string::npos);
+}
+
+// The tool on hand-made reports: rank 0's host side is idle, its fused
+// kernel waits for rank 1, which is idle after the previous device
+// all-reduce: the culprit is rank 1. A staged operation waiting for its
+// stream is named as such.
+TEST(StatusReport, ToolNamesTheRankADeviceKernelWaitsFor) {
+  const std::string dir = tempDir();
+  ASSERT_FALSE(dir.empty());
+  auto write = [&](int pid, const std::string& body) {
+    std::ofstream(dir + "/gdr-status-h-" + std::to_string(pid) + ".txt")
+        << "gdr-status 1 host=h pid=" << pid << " reason=request time_ms=1\n"
+        << body << "end\n";
+  };
+  write(20,
+        "comm id=k rank=0 size=2\nidle\ndevice-inflight seq=2 coll=allreduce dtype=float32 op=sum "
+        "count=8 path=cuda_ipc peer=1 waits=1 elapsed_ms=700 waiting_ms=700\n"
+        "device-done seq=1 coll=allreduce dtype=float32 op=sum count=8 path=cuda_ipc\n");
+  write(21,
+        "comm id=k rank=1 size=2\nidle\ndevice-done seq=1 coll=allreduce dtype=float32 op=sum "
+        "count=8 path=cuda_ipc\n");
+  write(22,
+        "comm id=s rank=0 size=2\nidle\ndevice-inflight seq=4 coll=bcast dtype=int32 op=- count=8 "
+        "path=staged peer=-1 waits=stream:0 elapsed_ms=50 waiting_ms=-1.0\n");
+  std::string out = run(kTool + " --files-only --dir " + dir + " 2>&1");
+  EXPECT_NE(out.find("rank 0 waits in device allreduce #2 (cuda_ipc) for rank 1; rank 1 is idle "
+                     "after device allreduce #1"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("likely culprit: rank 1"), std::string::npos) << out;
+  EXPECT_NE(out.find("rank 0 is in device bcast #4 (staged: its progress thread waits for the "
+                     "caller's stream to copy segment 0 to the host), not waiting for a peer"),
+            std::string::npos)
+      << out;
+  run("rm -rf " + dir);
 }
 
 }  // namespace

@@ -90,6 +90,9 @@ void Communicator::start(std::unique_ptr<boot::Bootstrap> boot) {
 
 // The paths' state goes with the members (see comm.h), first of all.
 Communicator::~Communicator() {
+  // The staged path first: its progress thread may still drive the
+  // endpoints (its queued jobs fail fast after an abort or a revoke).
+  stagedPath_.reset();
   if (abortRequested_.load(std::memory_order_acquire)) abortAll();
   if (revokeRequested_.load()) applyRevoke();
   if (statusRegistered_) status::unregisterBoard(&status_);
@@ -106,7 +109,13 @@ std::vector<char>& Communicator::scratch(size_t bytes) {
 
 void Communicator::throwIfFailed() {
   if (abortRequested_.load(std::memory_order_relaxed)) throw RemoteError("the communicator was aborted");
-  if (revokeRequested_.load()) applyRevoke();
+  if (revokeRequested_.load()) {
+    applyRevoke();
+    // Handed to the staged path's progress thread, it may not be applied
+    // yet: this call fails all the same.
+    if (asyncCode_.load() == gdrSuccess)
+      throw RemoteError("the communicator was revoked (gdrCommRevoke)");
+  }
   gdrResult_t code = asyncCode_.load();
   if (code == gdrSuccess) return;
   std::lock_guard<std::mutex> g(mu_);

@@ -57,6 +57,20 @@ struct PeerInfo {
   uint64_t jobNonce;  // rank 0's is the job's
 };
 
+// A thread of a path's own that drives the endpoints while no call does
+// (the staged path's progress thread): a revoke requested while it exists
+// is applied on it, so no two threads touch an endpoint at once.
+class AsyncDriver {
+ public:
+  // Called by a thread that holds the communicator; returns at once. The
+  // driver's thread then calls Communicator::revokeHere (unless the
+  // communicator failed first).
+  virtual void takeRevoke() noexcept = 0;
+
+ protected:
+  ~AsyncDriver() = default;
+};
+
 class Communicator : public coll::Links {
  public:
   // Connects at once (blocking rendezvous through `boot`).
@@ -121,9 +135,21 @@ class Communicator : public coll::Links {
   // applyRevoke itself when no other call holds the communicator.
   void requestRevoke() noexcept { revokeRequested_.store(true); }
   // Tells the peers of a revoke requested here (idempotent; the calling
-  // thread must be the one driving the communicator).
+  // thread must be the one driving the communicator). With an async driver
+  // (staged work) it hands the revoke to the driver's thread instead.
   void applyRevoke() noexcept;
+  // The revoke itself, on the thread driving the endpoints.
+  void revokeHere() noexcept;
   bool revokeRequested() const { return revokeRequested_.load(); }
+  // Registered by the path that owns the driver, cleared before it goes.
+  void setAsyncDriver(AsyncDriver* d) noexcept { asyncDriver_.store(d); }
+  // Why work on another thread must stop now: the error state's code, or
+  // gdrRemoteError once a revoke or an abort was requested.
+  gdrResult_t stopCode() const noexcept {
+    const gdrResult_t code = asyncCode_.load();
+    if (code != gdrSuccess) return code;
+    return revokeRequested_.load() || abortRequested_.load() ? gdrRemoteError : gdrSuccess;
+  }
   // Every rank's recovery listener (set up with the endpoints; null while pending).
   const RecoveryChannel* recovery() const { return recovery_.get(); }
   // What this communicator is doing, for status reports (comm/status_report.h).
@@ -192,6 +218,7 @@ class Communicator : public coll::Links {
   std::string asyncText_;
   mutable std::mutex mu_;
   std::string lastError_;
+  std::atomic<AsyncDriver*> asyncDriver_{nullptr};  // after the hot fields: none of them moves
 
   // Per-path state, made by each path on first use. The last members, so
   // they go first and in reverse order, while the endpoints and the error

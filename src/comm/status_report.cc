@@ -52,8 +52,8 @@ bool isReduction(uint8_t kind) {
          k == coll::CollKind::ReduceScatter;
 }
 
-const char* collOf(const OpRecord& o) {
-  switch (o.p2p) {
+const char* collOf(const transport::OpSig& sig, P2P p2p) {
+  switch (p2p) {
     case P2P::Send:
       return "send";
     case P2P::Recv:
@@ -63,9 +63,8 @@ const char* collOf(const OpRecord& o) {
     case P2P::None:
       break;
   }
-  return o.sig.kind == transport::kP2PKind
-             ? "sendrecv"
-             : coll::collName(static_cast<coll::CollKind>(o.sig.kind));
+  return sig.kind == transport::kP2PKind ? "sendrecv"
+                                         : coll::collName(static_cast<coll::CollKind>(sig.kind));
 }
 // A lone send's or receive's peer, for the history (in flight, the step has it).
 bool hasPeer(const OpRecord& o) { return o.p2p == P2P::Send || o.p2p == P2P::Recv; }
@@ -283,6 +282,17 @@ void poke(Reporter& r, char c) {
 
 }  // namespace
 
+std::string fieldsText(const transport::OpSig& sig, P2P p2p) {
+  return strprintf("seq=%llu coll=%s dtype=%s op=%s count=%llu", (unsigned long long)sig.seq,
+                   collOf(sig, p2p), typeOf(sig), opOf(sig), (unsigned long long)sig.count);
+}
+
+std::string fieldsJson(const transport::OpSig& sig, P2P p2p) {
+  return strprintf("\"seq\":%llu,\"coll\":\"%s\",\"dtype\":\"%s\",\"op\":\"%s\",\"count\":%llu",
+                   (unsigned long long)sig.seq, collOf(sig, p2p), typeOf(sig), opOf(sig),
+                   (unsigned long long)sig.count);
+}
+
 int64_t nowNs() noexcept {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -345,6 +355,14 @@ void StatusBoard::begin(const transport::OpSig& sig, size_t steps, P2P p2p, int 
   seq_.store(s + 2, std::memory_order_release);
 }
 
+DeviceOps& StatusBoard::device() {
+  if (DeviceOps* d = device_.load(std::memory_order_acquire)) return *d;
+  std::lock_guard<std::mutex> g(mu_);
+  if (!device_.load(std::memory_order_relaxed))
+    device_.store(new DeviceOps, std::memory_order_release);
+  return *device_.load(std::memory_order_relaxed);
+}
+
 void StatusBoard::waitBegan() noexcept { waitSinceNs_.store(nowNs(), std::memory_order_relaxed); }
 
 void StatusBoard::end(bool ok) noexcept {
@@ -390,10 +408,7 @@ std::string StatusBoard::text(int64_t now) const {
   std::lock_guard<std::mutex> g(mu_);
   const State st = snapshot();
   std::string out = strprintf("comm id=%s rank=%d size=%d\n", commId_.c_str(), rank_, size_);
-  auto fields = [](const OpRecord& o) {
-    return strprintf("seq=%llu coll=%s dtype=%s op=%s count=%llu", (unsigned long long)o.sig.seq,
-                     collOf(o), typeOf(o.sig), opOf(o.sig), (unsigned long long)o.sig.count);
-  };
+  auto fields = [](const OpRecord& o) { return fieldsText(o.sig, o.p2p); };
   if (st.inFlight) {
     const uint8_t kind = kind_.load(std::memory_order_relaxed);
     const int64_t since = waitSinceNs_.load(std::memory_order_relaxed);
@@ -411,17 +426,14 @@ std::string StatusBoard::text(int64_t now) const {
     out += strprintf("done %s%s ms=%.3f result=%s\n", fields(o).c_str(), peer.c_str(),
                      ms(o.endNs - o.startNs), o.ok ? "ok" : "failed");
   }
-  return out;
+  const DeviceOps* d = device_.load(std::memory_order_acquire);
+  return d ? out + d->text(now) : out;
 }
 
 std::string StatusBoard::json(int64_t now) const {
   std::lock_guard<std::mutex> g(mu_);
   const State st = snapshot();
-  auto fields = [](const OpRecord& o) {
-    return strprintf("\"seq\":%llu,\"coll\":\"%s\",\"dtype\":\"%s\",\"op\":\"%s\",\"count\":%llu",
-                     (unsigned long long)o.sig.seq, collOf(o), typeOf(o.sig), opOf(o.sig),
-                     (unsigned long long)o.sig.count);
-  };
+  auto fields = [](const OpRecord& o) { return fieldsJson(o.sig, o.p2p); };
   std::string out =
       strprintf("{\"id\":\"%s\",\"rank\":%d,\"size\":%d,\"in_flight\":", escape(commId_).c_str(),
                 rank_, size_);
@@ -443,7 +455,8 @@ std::string StatusBoard::json(int64_t now) const {
     out += strprintf("%s{%s%s,\"ms\":%.3f,\"ok\":%s}", i ? "," : "", fields(o).c_str(),
                      peer.c_str(), ms(o.endNs - o.startNs), o.ok ? "true" : "false");
   }
-  return out + "]}";
+  const DeviceOps* d = device_.load(std::memory_order_acquire);
+  return out + "]" + (d ? d->json(now) : "") + "}";
 }
 
 void registerBoard(StatusBoard* b) {

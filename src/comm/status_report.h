@@ -1,7 +1,9 @@
 // A view into a stuck job. Every communicator keeps a status board: the
 // operation in flight (a collective, or a host send, receive or group
 // batch of them: sequence number, kind, type, count, the step it is at, the
-// peer of that step, since when it waits) and the last completed ones. On
+// peer of that step, since when it waits) and the last completed ones, and
+// its device operations (comm/device_ops.h: in flight from launch until
+// their completion is seen, the peer a stuck kernel waits for). On
 // a timeout, on SIGUSR1 and when a client connects to the process's unix
 // socket (GDR_STATUS_DIR/gdr-status-<pid>.sock), the
 // process writes every board as text and JSON to
@@ -20,12 +22,10 @@
 #include <mutex>
 #include <string>
 
+#include "comm/device_ops.h"
 #include "transport/transport.h"
 
 namespace gdr::status {
-
-// What a point-to-point operation on the board is (None: a collective).
-enum class P2P : uint8_t { None, Send, Recv, Batch };
 
 // One operation, as a report shows it.
 struct OpRecord {
@@ -72,6 +72,12 @@ class StatusBoard {
   std::string text(int64_t nowNs) const;
   std::string json(int64_t nowNs) const;
 
+  // The communicator's device operations (written by its device path),
+  // made at the first use: a board without device work stays as small as
+  // it was, so the communicator's hot fields keep their places.
+  DeviceOps& device();
+  ~StatusBoard() { delete device_.load(); }
+
  private:
   mutable std::mutex mu_;
   int rank_ = 0, size_ = 0;
@@ -100,7 +106,13 @@ class StatusBoard {
   std::atomic<int> peer_{-1};
   std::atomic<uint8_t> kind_{0};
   std::atomic<int64_t> waitSinceNs_{0};
+  std::atomic<DeviceOps*> device_{nullptr};
 };
+
+// An operation's fields as report lines show them ("seq=... coll=...
+// dtype=... op=... count=...") and as JSON members.
+std::string fieldsText(const transport::OpSig& sig, P2P p2p);
+std::string fieldsJson(const transport::OpSig& sig, P2P p2p);
 
 int64_t nowNs() noexcept;
 // Whether reports are on (GDR_STATUS, read once).

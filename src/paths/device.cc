@@ -57,14 +57,35 @@ struct AlgoPolicy {
 
 // The device path's per-communicator state (Communicator::devicePath).
 struct DeviceState final : PathState {
+  explicit DeviceState(status::DeviceOps& b) : board(b) {}
+  ~DeviceState() override {
+    if (ipc) board.detach();  // before the context frees the words
+  }
   bool tried = false;
   std::unique_ptr<IpcContext> ipc;
   std::string whyStaged;
   AlgoPolicy policy;
+  status::DeviceOps& board;
 };
 
 DeviceState& stateOf(Communicator& comm) {
-  return comm.devicePath().get<DeviceState>([] { return std::make_unique<DeviceState>(); });
+  return comm.devicePath().get<DeviceState>(
+      [&comm] { return std::make_unique<DeviceState>(comm.status().device()); });
+}
+
+// A fused kernel on the status board (comm/device_ops.h): the view it is
+// launched with counts its completion unless the stream is being captured
+// (a graph's replays would count completions nobody launched).
+ipc::IpcView boardedView(const IpcContext& ctx, status::DeviceOps& board, cudaStream_t s) {
+  ipc::IpcView v = ctx.view();
+  if (!board.on()) return v;
+  cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(s, &cs) != cudaSuccess) {
+    cudaGetLastError();
+    return v;
+  }
+  v.countDone = cs == cudaStreamCaptureStatusNone;
+  return v;
 }
 
 // Fails the communicator if a kernel's barrier timed out (a peer died or
@@ -135,6 +156,7 @@ IpcContext* ipcFor(Communicator& comm) {
       throw InvalidArgument(
           strprintf("GDR_CUDA_IPC_EXCHANGE_BLOCKS must be in [1, %d]", ipc::kMaxBlocks));
     st.ipc = IpcContext::create(ipcPeersOf(comm), &st.whyStaged);
+    if (st.ipc) st.board.attach(st.ipc->boardWords(), "cuda_ipc");
     if (!st.ipc)
       GDR_WARN(kColl, "device buffers use the staged path (stream sync + host copies + host transport): %s",
                st.whyStaged.c_str());
@@ -171,9 +193,8 @@ cudaError_t launchUniformExchange(const AlgoPolicy& pol, const ipc::IpcView& v, 
   return ipc::launchExchange(wide, x, s);
 }
 
-void runIpc(Communicator& comm, IpcContext& ctx, const AlgoPolicy& pol, const CollCall& call,
+void runIpc(Communicator& comm, const ipc::IpcView& v, const AlgoPolicy& pol, const CollCall& call,
             cudaStream_t s) {
-  const ipc::IpcView& v = ctx.view();
   const int n = comm.size(), me = comm.rank();
   const size_t eb = gdr::typeSize(call.type);
   auto in = [&](const void* p) { return static_cast<const char*>(p); };
@@ -334,6 +355,10 @@ void runP2P(Communicator& comm, const std::vector<DeviceP2P>& ops) {
     throw InvalidUsage("device send/recv to oneself must come in matching pairs inside one group");
   {
     ScopedDevice onCtx(ctx->device());
+    // The batch is one operation on the board: its last kernel counts.
+    DeviceState& st = stateOf(comm);
+    const ipc::IpcView boarded = boardedView(*ctx, st.board, s);
+    ipc::IpcView plain = ctx->view();
     for (size_t k = 0; k < rounds; ++k) {
       ipc::Exchange x;
       for (int p = 0; p < n; ++p) {
@@ -349,7 +374,18 @@ void runP2P(Communicator& comm, const std::vector<DeviceP2P>& ops) {
       const int me = comm.rank();
       if (x.sendBytes[me] != x.recvBytes[me])
         throw InvalidArgument("a device send to oneself and its receive differ in size");
-      checkCuda(ipc::launchExchange(ctx->view(), x, s), "launching the cuda_ipc send/recv kernel");
+      checkCuda(ipc::launchExchange(k + 1 == rounds ? boarded : plain, x, s),
+                "launching the cuda_ipc send/recv kernel");
+    }
+    if (boarded.countDone && rounds > 0) {
+      const DeviceP2P& o = ops.front();
+      size_t bytes = 0;
+      for (const auto& x : ops) bytes += x.bytes;
+      const bool one = ops.size() == 1;
+      st.board.launched(
+          status::deviceSig(transport::kP2PKind, gdrUint8, 0, bytes, 0),
+          one ? (o.isSend ? status::P2P::Send : status::P2P::Recv) : status::P2P::Batch,
+          one ? o.peer : -1);
     }
   }
 }
@@ -382,9 +418,14 @@ void runDeviceCollective(Communicator& comm, const CollCall& call, gdrStream_t s
   }
   IpcContext* ctx = ipcFor(comm);
   if (ctx) {
-    const AlgoPolicy& pol = stateOf(comm).policy;
+    DeviceState& st = stateOf(comm);
     ScopedDevice onCtx(ctx->device());
-    runIpc(comm, *ctx, pol, call, s);
+    const ipc::IpcView v = boardedView(*ctx, st.board, s);
+    runIpc(comm, v, st.policy, call, s);
+    if (v.countDone)
+      st.board.launched(status::deviceSig(static_cast<uint8_t>(call.kind), call.type, call.op,
+                                          call.count, call.root),
+                        status::P2P::None, -1);
     return;
   }
   runStaged(comm, call, s);

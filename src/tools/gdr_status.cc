@@ -3,7 +3,10 @@
 // its socket in GDR_STATUS_DIR (default /tmp) for a fresh report, reads the
 // report files of the others (written at a timeout or on SIGUSR1), groups
 // them by communicator and says, for each, which rank waits where and for
-// whom, and whom the chain of waits ends at.
+// whom, and whom the chain of waits ends at. A rank with no host operation
+// in flight but device work in flight (a fused kernel, a staged operation)
+// is at its oldest device operation, waiting for the peer its kernel
+// waits for.
 //
 //   gdr-status [--dir DIR] [--files-only] [REPORT.txt ...]
 #include <dirent.h>
@@ -43,7 +46,8 @@ struct Op {
     auto it = f.find(k);
     return it == f.end() ? -1 : std::strtod(it->second.c_str(), nullptr);
   }
-  std::string name() const { return get("coll") + " #" + get("seq"); }
+  bool device() const { return f.count("path") != 0; }
+  std::string name() const { return (device() ? "device " : "") + get("coll") + " #" + get("seq"); }
 };
 
 struct RankReport {
@@ -52,7 +56,17 @@ struct RankReport {
   bool inFlight = false;
   Op cur;
   std::vector<Op> done;  // newest first
+  std::vector<Op> devInFlight;  // oldest first
+  std::vector<Op> devDone;      // newest first
 };
+
+// A rank whose host side is idle is at its oldest device operation in flight.
+void settle(RankReport* r) {
+  if (!r->inFlight && !r->devInFlight.empty()) {
+    r->inFlight = true;
+    r->cur = r->devInFlight.front();
+  }
+}
 
 Fields parseFields(std::istringstream& in) {
   Fields f;
@@ -85,6 +99,7 @@ bool parseReport(const std::string& text, const std::string& source, std::vector
       break;
     }
     if (what == "comm") {
+      if (!out->empty()) settle(&out->back());
       Fields f = parseFields(in);
       RankReport r;
       r.id = f["id"];
@@ -99,8 +114,13 @@ bool parseReport(const std::string& text, const std::string& source, std::vector
       Op o;
       o.f = parseFields(in);
       out->back().done.push_back(o);
+    } else if (!out->empty() && (what == "device-inflight" || what == "device-done")) {
+      Op o;
+      o.f = parseFields(in);
+      (what == "device-done" ? out->back().devDone : out->back().devInFlight).push_back(o);
     }
   }
+  if (!out->empty()) settle(&out->back());
   return complete;
 }
 
@@ -156,6 +176,14 @@ bool loneP2P(const Op& o) { return o.get("coll") == "send" || o.get("coll") == "
 // "in recv #2").
 std::string stepText(const Op& o) {
   const long step = o.num("step"), steps = o.num("steps");
+  if (o.device()) {
+    const std::string waits = o.get("waits");
+    if (waits.rfind("stream:", 0) == 0)
+      return "in " + o.name() + " (" + o.get("path") +
+             ": its progress thread waits for the caller's stream to copy segment " +
+             waits.substr(7) + " to the host)";
+    return "in " + o.name() + " (" + o.get("path") + ")";
+  }
   if (loneP2P(o)) return "in " + o.name();
   if (o.get("kind") == "sends") return "at the end (its sends) of " + o.name();
   return "at step " + std::to_string(step) + " of " + std::to_string(steps) + " (" + o.get("kind") +
@@ -171,15 +199,21 @@ std::string whereIs(const RankReport* r) {
   if (!r) return "has no report (dead, or not reachable from here)";
   if (r->inFlight) {
     std::string s = "is " + stepText(r->cur);
+    if (!r->cur.device() && !r->devInFlight.empty())
+      s += " (for " + r->devInFlight.front().name() + ", " + r->devInFlight.front().get("path") +
+           ")";
     if (waitsForPeer(*r))
       s += ", waiting for rank " + r->cur.get("peer");
     else
       s += ", not waiting for a peer (computing, or stopped)";
     return s;
   }
-  if (r->done.empty()) return "is idle, before its first operation";
+  const std::string dev = r->devDone.empty() ? "" : r->devDone.front().name();
+  if (r->done.empty())
+    return dev.empty() ? "is idle, before its first operation" : "is idle after " + dev;
   return "is idle after " + r->done.front().name() +
-         (r->done.front().get("result") == "ok" ? "" : " (which failed)");
+         (r->done.front().get("result") == "ok" ? "" : " (which failed)") +
+         (dev.empty() ? "" : " (device work: after " + dev + ")");
 }
 
 void explain(const std::string& id, const std::map<int, RankReport>& ranks) {

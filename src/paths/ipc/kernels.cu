@@ -68,15 +68,38 @@ __device__ void barrier(const IpcView& v, unsigned mask, BlockEpochs& ep) {
     if (loadAcquire(mine) < e) {
       const unsigned long long start = globalTimer();
       unsigned spins = 0;
+      bool slow = false;  // counted in the board's waiting[p]
       while (loadAcquire(mine) < e) {
-        if ((++spins & 255u) == 0 && globalTimer() - start > v.timeoutNs) {
+        if ((++spins & 255u) != 0) continue;
+        const unsigned long long waited = globalTimer() - start;
+        if (!slow && waited > kDeviceSlowWaitNs && v.board && p < kDeviceWaitPeers) {
+          slow = true;
+          atomicAdd_system(&v.board->waiting[p], 1u);
+        }
+        if (waited > v.timeoutNs) {
           atomicOr_system(v.errorWord, 1u << p);
           break;
         }
       }
+      if (slow) atomicSub_system(&v.board->waiting[p], 1u);
     }
   }
   __syncthreads();
+}
+
+// After saveEpochs, at the end of a kernel the status board counts: the
+// last block to finish adds one to the board's completions.
+__device__ void countDone(const IpcView& v) {
+  if (!v.countDone || !v.board) return;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    if (atomicAdd(v.blocksDone, 1u) == gridDim.x - 1) {
+      *v.blocksDone = 0;  // the next counted kernel follows in stream order
+      __threadfence_system();
+      atomicAdd_system(&v.board->done, 1u);
+    }
+  }
 }
 
 __global__ void __launch_bounds__(kThreads, 2) exchangeKernel(IpcView v, Exchange x) {
@@ -118,6 +141,7 @@ __global__ void __launch_bounds__(kThreads, 2) exchangeKernel(IpcView v, Exchang
     }
   }
   saveEpochs(v, ep);
+  countDone(v);
 }
 
 // MaxS: the most ranks the instance handles (2 keeps registers low enough
@@ -201,6 +225,7 @@ __global__ void __launch_bounds__(kThreads, MaxS <= 2 ? 2 : 1) reduceKernel(IpcV
     }
   }
   saveEpochs(v, ep);
+  countDone(v);
 }
 
 __global__ void barrierKernel(IpcView v) {
@@ -208,6 +233,15 @@ __global__ void barrierKernel(IpcView v) {
   loadEpochs(v, ep);
   barrier(v, ((1u << v.nranks) - 1u) & ~(1u << v.rank), ep);
   saveEpochs(v, ep);
+  countDone(v);
+}
+
+// An operation with nothing to move still counts on the board, in order.
+__global__ void countOnlyKernel(IpcView v) { countDone(v); }
+cudaError_t nothingToLaunch(const IpcView& v, cudaStream_t stream) {
+  if (!v.countDone || !v.board) return cudaSuccess;
+  countOnlyKernel<<<1, 32, 0, stream>>>(v);
+  return cudaGetLastError();
 }
 
 unsigned gridFor(size_t units, const IpcView& v) {
@@ -226,7 +260,7 @@ cudaError_t launchExchange(const IpcView& v, const Exchange& x, cudaStream_t str
     const size_t k = (most + u - 1) / u;
     if (k > units) units = k;
   }
-  if (units == 0 && local == 0) return cudaSuccess;
+  if (units == 0 && local == 0) return nothingToLaunch(v, stream);
   Exchange xx = x;
   if (!local) xx.sendBytes[v.rank] = 0;
   const size_t localBlocks = (local + (1u << 20) - 1) >> 20;  // a block per MiB of local copy
@@ -235,7 +269,8 @@ cudaError_t launchExchange(const IpcView& v, const Exchange& x, cudaStream_t str
 }
 
 cudaError_t launchReduce(const IpcView& v, const ReduceCall& c, cudaStream_t stream) {
-  if (c.count == 0 || v.nranks > dev::kMaxSources) return c.count == 0 ? cudaSuccess : cudaErrorInvalidValue;
+  if (v.nranks > dev::kMaxSources) return cudaErrorInvalidValue;
+  if (c.count == 0) return nothingToLaunch(v, stream);
   cudaError_t rc = cudaErrorInvalidValue;
   dev::dispatchType(c.type, [&](auto t) {
     using T = decltype(t);
@@ -259,7 +294,7 @@ cudaError_t launchReduce(const IpcView& v, const ReduceCall& c, cudaStream_t str
 }
 
 cudaError_t launchBarrier(const IpcView& v, cudaStream_t stream) {
-  if (v.nranks < 2) return cudaSuccess;
+  if (v.nranks < 2) return nothingToLaunch(v, stream);
   barrierKernel<<<1, 32, 0, stream>>>(v);
   return cudaGetLastError();
 }

@@ -36,6 +36,13 @@ constexpr size_t kCaptureWords = 512;  // captured operations per communicator (
 
 class StagedContext;
 
+// How a staged operation shows on the status board.
+struct OnBoard {
+  OpSig sig;
+  status::P2P p2p = status::P2P::None;
+  int peer = -1;
+};
+
 // One captured operation: its words are reset and its job pushed to the
 // progress thread by a host function at every replay of the graph.
 struct Captured {
@@ -61,7 +68,7 @@ struct Captured {
 // slot just freed. Up to kSlots segments are on their way to the host while
 // the network works. Values only grow (base advances by the segment count),
 // so a word is never reset and stream waits compare cyclically (GEQ).
-class StagedContext final : public PathState {
+class StagedContext final : public PathState, public AsyncDriver {
  public:
   explicit StagedContext(Communicator& comm) : comm_(comm) {
     RelaxedCapture relaxed;
@@ -81,8 +88,16 @@ class StagedContext final : public PathState {
     progress::EngineConfig cfg;
     cfg.timeoutMs = comm.config().timeoutMs;
     cfg.ringSlots = kRing;
-    cfg.onError = [this](gdrResult_t code, const std::string& text) { comm_.fail(code, text); };
-    cfg.asyncError = [this] { return comm_.asyncError(); };
+    // A revoke's notice goes out from here (takeRevoke): this thread drives
+    // the endpoints while staged work runs. A revoke or an abort requested
+    // elsewhere stops every wait of this thread at once.
+    cfg.onError = [this](gdrResult_t code, const std::string& text) {
+      if (comm_.revokeRequested())
+        comm_.revokeHere();
+      else
+        comm_.fail(code, text);
+    };
+    cfg.asyncError = [this] { return comm_.stopCode(); };
     cfg.onThreadStart = [] { widenHelperAffinity("staged-path progress thread"); };
     engine_ = std::make_unique<progress::Engine>(cfg, engineWords_.data(), engineWords_.size());
     checkCuda(cudaEventCreateWithFlags(&lastOp_, cudaEventDisableTiming),
@@ -95,17 +110,33 @@ class StagedContext final : public PathState {
         const std::string t = comm.transportTo(r);
         if (t == "socket" || t == "ib") sealing_ = true;
       }
+    comm.status().device().attach(&boardWords_, "staged");
+    comm.setAsyncDriver(this);
     GDR_INFO(kColl, "staged path: progress thread started, %zu B segments, %zu in flight%s", segBytes_, kSlots,
              sealing_ ? ", data movement sealed on the GPU" : "");
   }
 
   ~StagedContext() {
+    // Only this context's own thread can still use the communicator: it
+    // applies a revoke itself from now on.
+    comm_.setAsyncDriver(nullptr);
     engine_.reset();  // runs what is queued (each under its deadline), joins
+    comm_.status().device().detach();
     sealer_.reset();
     if (lastOp_) cudaEventDestroy(lastOp_);
     captured_.clear();
     slots_.clear();
     cudaFreeHost(words_);
+  }
+
+  // A revoke requested while this context exists: the progress thread
+  // applies it (an empty job: its thread sees the request, fails, and the
+  // engine's onError tells the peers), after failing the job it runs.
+  void takeRevoke() noexcept override {
+    try {
+      engine_->push(progress::Job{"a revoke of the communicator", nullptr});
+    } catch (...) {
+    }
   }
 
   size_t segBytes() const { return segBytes_; }
@@ -120,8 +151,10 @@ class StagedContext final : public PathState {
     return sealer_.get();
   }
 
-  // `cs`: the capture state of `s` (captureOf).
-  void enqueue(std::shared_ptr<Plan> plan, cudaStream_t s, cudaStreamCaptureStatus cs);
+  // `cs`: the capture state of `s` (captureOf); `board`: how the operation
+  // shows on the status board.
+  void enqueue(std::shared_ptr<Plan> plan, cudaStream_t s, cudaStreamCaptureStatus cs,
+               const OnBoard& board);
 
   // Host side of one operation, on the progress thread.
   // `log`: the opens of a sealed operation, checked at its end (else null).
@@ -162,6 +195,9 @@ class StagedContext final : public PathState {
   cudaStream_t lastStream_ = nullptr;
   bool anyOp_ = false;
   std::vector<std::shared_ptr<Captured>> captured_;
+  // The status board's words (comm/device_ops.h): the progress thread
+  // counts each ring job's end and says when it waits for the stream.
+  DeviceWords boardWords_{};
   std::unique_ptr<progress::Engine> engine_;
 };
 
@@ -214,13 +250,20 @@ bool reached(uint32_t v, uint32_t want) { return static_cast<int32_t>(v - want) 
 void StagedContext::hostRun(const Plan& plan, SlotSet& slots, size_t ready, size_t result, uint32_t base,
                             const Deadline& d, const staged::OpenLog* log) {
   auto waitReady = [&](uint32_t want, const char* what, size_t k) {
+    if (reached(load(ready), want)) return;
+    // A wait for the stream shows on the status board while it lasts.
+    __atomic_store_n(&boardWords_.stage, static_cast<uint32_t>(k) + 1, __ATOMIC_RELAXED);
+    struct Clear {
+      uint32_t* w;
+      ~Clear() { __atomic_store_n(w, 0u, __ATOMIC_RELAXED); }
+    } clear{&boardWords_.stage};
     progress::pollUntil([&] { return reached(load(ready), want); }, d,
                         [&] {
                           return strprintf("for the %s of segment %zu of %s (queued on the caller's stream: work "
                                            "before it may not have finished)",
                                            what, k, plan.what().c_str());
                         },
-                        [this] { return comm_.asyncError(); });
+                        [this] { return comm_.stopCode(); });
   };
   const size_t nseg = plan.segments();
   for (size_t k = 0; k < nseg; ++k) {
@@ -279,7 +322,8 @@ void StagedContext::issue(const Plan& plan, SlotSet& slots, GpuSealer* sealer, s
   }
 }
 
-void StagedContext::enqueue(std::shared_ptr<Plan> plan, cudaStream_t s, cudaStreamCaptureStatus cs) {
+void StagedContext::enqueue(std::shared_ptr<Plan> plan, cudaStream_t s, cudaStreamCaptureStatus cs,
+                            const OnBoard& board) {
   if (cs == cudaStreamCaptureStatusInvalidated)
     throw InvalidUsage("the stream's CUDA graph capture was invalidated by an earlier error");
   std::shared_ptr<SlotSet> slots = slotsFor(plan->slotBytes());
@@ -332,6 +376,8 @@ void StagedContext::enqueue(std::shared_ptr<Plan> plan, cudaStream_t s, cudaStre
   std::shared_ptr<staged::OpenLog> log = sealer ? std::make_shared<staged::OpenLog>() : nullptr;
   engine_->store(t.startWord(), t.seq);  // the job starts at once: it waits for the ready word itself
   auto finished = std::make_shared<bool>(false);
+  // In the order ring jobs end (each release counts one).
+  comm_.status().device().launched(board.sig, board.p2p, board.peer);
   engine_->submit(
       t, plan->what(),
       [this, plan, slots, ready, result, base, finished, log](const Deadline& d) {
@@ -339,6 +385,7 @@ void StagedContext::enqueue(std::shared_ptr<Plan> plan, cudaStream_t s, cudaStre
         *finished = true;
       },
       [this, result, last, finished, log] {
+        __atomic_fetch_add(&boardWords_.done, 1u, __ATOMIC_RELEASE);
         if (*finished) return;
         if (log) sealer_->release(*log);
         store(result, last);
@@ -372,13 +419,27 @@ void runCollective(Communicator& comm, const CollCall& call, void* stream) {
   std::shared_ptr<Plan> plan = staged::planCollective(
       call, comm.rank(), comm.size(), ctx.segBytes(), [&comm](const CollCall& h) { runHostCollective(comm, h); },
       seal);
-  ctx.enqueue(std::move(plan), s, cs);
+  OnBoard board{status::deviceSig(static_cast<uint8_t>(call.kind), call.type, call.op, call.count,
+                                  call.root)};
+  ctx.enqueue(std::move(plan), s, cs, board);
 }
 
 void runP2P(Communicator& comm, std::vector<P2PItem> items, void* stream) {
   StagedContext& ctx = contextFor(comm);
   const auto s = static_cast<cudaStream_t>(stream);
   const cudaStreamCaptureStatus cs = captureOf(s);
+  OnBoard board;
+  {
+    size_t bytes = 0;
+    for (const auto& it : items) bytes += it.bytes;
+    board.sig = status::deviceSig(transport::kP2PKind, gdrUint8, 0, bytes, 0);
+    if (items.size() == 1) {
+      board.p2p = items[0].isSend ? status::P2P::Send : status::P2P::Recv;
+      board.peer = items[0].peer;
+    } else {
+      board.p2p = status::P2P::Batch;
+    }
+  }
   GpuSealer* sealer = ctx.sealerFor(cs);
   if (sealer)
     for (auto& it : items) it.sealSeq = it.isSend ? sealer->nextSendSeq(it.peer) : sealer->nextRecvSeq(it.peer);
@@ -398,7 +459,7 @@ void runP2P(Communicator& comm, std::vector<P2PItem> items, void* stream) {
         p2pRunBatch(comm, reqs);
       },
       comm.rank(), sealer != nullptr);
-  ctx.enqueue(std::move(plan), s, cs);
+  ctx.enqueue(std::move(plan), s, cs, board);
 }
 
 void waitIdle(Communicator& comm) {

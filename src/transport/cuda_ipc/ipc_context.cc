@@ -97,9 +97,16 @@ std::unique_ptr<IpcContext> IpcContext::create(const IpcPeers& peers, std::strin
                    "cudaHostAlloc") &&
               step(cudaHostGetDevicePointer(reinterpret_cast<void**>(&v.errorWord), ctx->hostError_, 0),
                    "cudaHostGetDevicePointer") &&
+              step(cudaHostAlloc(reinterpret_cast<void**>(&ctx->hostBoard_), sizeof(DeviceWords), cudaHostAllocMapped),
+                   "cudaHostAlloc (status board words)") &&
+              step(cudaHostGetDevicePointer(reinterpret_cast<void**>(&v.board), ctx->hostBoard_, 0),
+                   "cudaHostGetDevicePointer") &&
+              step(cudaMalloc(reinterpret_cast<void**>(&v.blocksDone), sizeof(unsigned)), "cudaMalloc") &&
+              step(cudaMemset(v.blocksDone, 0, sizeof(unsigned)), "cudaMemset") &&
               step(cudaIpcGetMemHandle(&mine.handle, ctx->own_), "cudaIpcGetMemHandle") &&
               step(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     if (ctx->hostError_) *ctx->hostError_ = 0;
+    if (ctx->hostBoard_) *ctx->hostBoard_ = DeviceWords{};
     mine.device = ctx->device_;
     mine.pid = static_cast<int32_t>(getpid());
     mine.ptr = reinterpret_cast<uint64_t>(ctx->own_);
@@ -163,6 +170,8 @@ IpcContext::~IpcContext() {
   if (own_) cudaFree(own_);
   if (view_.epochs) cudaFree(view_.epochs);
   if (hostError_) cudaFreeHost(hostError_);
+  if (hostBoard_) cudaFreeHost(hostBoard_);
+  if (view_.blocksDone) cudaFree(view_.blocksDone);
   if (swap) cudaSetDevice(cur);
   cudaGetLastError();
 }

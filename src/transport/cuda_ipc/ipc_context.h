@@ -43,6 +43,9 @@ class IpcContext {
   int device() const { return device_; }
   // Non-zero once a kernel's barrier timed out: bit p names local rank p.
   unsigned deviceErrors() const { return *hostError_; }
+  // What the kernels write for the status board (ipc_view.h); freed with
+  // the context.
+  const DeviceWords* boardWords() const { return hostBoard_; }
 
  private:
   IpcContext() = default;
@@ -51,6 +54,7 @@ class IpcContext {
   void* own_ = nullptr;
   void* mapped_[kMaxLocalRanks] = {};
   unsigned* hostError_ = nullptr;
+  DeviceWords* hostBoard_ = nullptr;
 };
 
 }  // namespace gdr::transport::cuda_ipc

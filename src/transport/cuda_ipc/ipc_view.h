@@ -21,6 +21,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/device_words.h"
+
 namespace gdr::transport::cuda_ipc {
 
 constexpr int kMaxLocalRanks = 8;
@@ -37,6 +39,13 @@ struct IpcView {
   uint64_t* epochs = nullptr;        // own, [kMaxBlocks][kMaxLocalRanks], device memory
   unsigned* errorWord = nullptr;     // host-mapped: non-zero after a device-side timeout
   unsigned long long timeoutNs = 0;  // per barrier wait
+  // The status board's words (host-mapped, core/device_words.h): every
+  // kernel counts its waits for a peer that last; one whose countDone is
+  // set also counts its completion (its last block to finish, found with
+  // blocksDone, device memory, back to 0 after each such kernel).
+  DeviceWords* board = nullptr;
+  unsigned* blocksDone = nullptr;
+  int countDone = 0;
 };
 
 inline size_t allocationBytes(int nranks, size_t chunkBytes) {

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Device work on the status board and gdrCommRevoke racing the staged path,
+# in one call on the GPU machine (under 6 minutes): builds
+# gdr-gpu-device-board (tests/gpu/gpu_device_board.cc), gdr-gpu-staged-check
+# and gdr-gpu-test (Release, no verbs, sm_90), then runs the board and revoke
+# cases (forked ranks sharing GPU 0, np 1 and 2), the staged path's own
+# checks (np 2), the board's cost on the fused kernels (gdr-bench device
+# all-reduce 8 B-64 KiB at np 2, GDR_STATUS=1 and 0 alternating, two runs
+# each) and the quick collective test at np 2 (the fused kernels now count
+# their completions and long waits for the board).
+# Results: $OUT/summary.txt and every log in $OUT/device-board.tgz (without
+# $OUT both stay in build-gpu-run/out-device-board).
+# Usage (repo root): scripts/gpu/device-board.sh
+GPU_PART=device-board
+FINAL=${OUT:-}
+unset OUT  # logs gather in the build tree; $OUT gets the summary and one archive
+source "$(dirname "$0")/common.sh"
+rm -f "$O"/*.log "$O/summary.txt"
+t_start=$(date +%s)
+t0=$(date +%s)
+cmake -S . -B "$B" -G Ninja -DGDR_ENABLE_IB=OFF -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+  >"$O/build.log" 2>&1 &&
+  ninja -C "$B" -j32 gdr-gpu-device-board gdr-gpu-staged-check gdr-gpu-test gdr-bench >>"$O/build.log" 2>&1
+rc=$?
+note "build rc=$rc in $(( $(date +%s) - t0 )) s"
+if [ $rc -ne 0 ]; then
+  tail -40 "$O/build.log" | tee -a "$O/summary.txt"
+  [ -n "$FINAL" ] && mkdir -p "$FINAL" && cp "$O/summary.txt" "$FINAL/" && tar czf "$FINAL/device-board.tgz" -C "$O" .
+  exit $rc
+fi
+nvidia-smi -L 2>&1 | head -2 | tee -a "$O/summary.txt"
+
+t0=$(date +%s)
+timeout -s KILL 150 "$B/bin/gdr-gpu-device-board" >"$O/device-board.log" 2>&1
+r=$?
+note "device board + revoke rc=$r in $(( $(date +%s) - t0 )) s"
+grep -E '^case |^skipped|^device board' "$O/device-board.log" | tee -a "$O/summary.txt"
+grep -E 'check failed' "$O/device-board.log" | head -20 | cut -c1-400 | tee -a "$O/summary.txt"
+grep -E '^\[rank [01]\] (revoked|failed)' "$O/device-board.log" | head -20 | cut -c1-300 | tee -a "$O/summary.txt"
+[ $r -ne 0 ] && status=$r
+
+run_staged_check
+
+t0=$(date +%s)
+for run in 1 2; do
+  for st in 1 0; do
+    GDR_STATUS=$st timeout -s KILL 40 $MPI 2 -x GDR_STATUS "$B/bin/gdr-bench" allreduce --mem cuda --min 8 \
+      --max 64k --iters 2000 --warmup 200 >"$O/bench-status$st-$run.txt" 2>&1
+    note "bench allreduce cuda np=2 GDR_STATUS=$st run $run rc=$?"
+  done
+done
+for st in 1 0; do
+  echo "## GDR_STATUS=$st, runs 1 and 2" >>"$O/summary.txt"
+  paste "$O/bench-status$st-1.txt" "$O/bench-status$st-2.txt" | grep -E '^ *[0-9]' | head -14 | cut -c1-200 >>"$O/summary.txt"
+done
+note "bench A/B in $(( $(date +%s) - t0 )) s"
+
+# The quick collective test last, in what is left of 330 s (the call's
+# limit is 6 minutes).
+left=$(( 330 - ($(date +%s) - t_start) ))
+if [ $left -gt 30 ]; then
+  t0=$(date +%s)
+  GDR_TIMEOUT_MS=60000 timeout -s KILL $left $MPI 2 "$B/bin/gdr-gpu-test" --quick >"$O/gpu-test-np2.log" 2>&1
+  r=$?
+  note "gdr-gpu-test --quick np=2 rc=$r in $(( $(date +%s) - t0 )) s (limit $left s)"
+  grep -iE 'fail|error|passed|mismatch' "$O/gpu-test-np2.log" | head -15 | cut -c1-300 | tee -a "$O/summary.txt"
+  tail -3 "$O/gpu-test-np2.log" | tee -a "$O/summary.txt"
+  [ $r -ne 0 ] && status=$r
+else
+  note "gdr-gpu-test --quick np=2 skipped: $left s left"
+fi
+
+note "device board: status $status, $(( $(date +%s) - t_start )) s in all"
+if [ -n "$FINAL" ]; then
+  mkdir -p "$FINAL"
+  cp "$O/summary.txt" "$FINAL/summary.txt"
+  tar czf "$FINAL/device-board.tgz" -C "$O" .
+fi
+exit $status
