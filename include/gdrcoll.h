@@ -189,6 +189,18 @@ gdrResult_t gdrAllToAllv(const void* sendbuf, const size_t* sendcounts, const si
                          gdrDataType_t datatype, gdrComm_t comm, gdrStream_t stream);
 gdrResult_t gdrBarrier(gdrComm_t comm, gdrStream_t stream);
 
+/* PreMulSum ops (as NCCL's ncclRedOpCreatePreMulSum): an op made on a
+ * communicator for one datatype; gdrAllReduce, gdrReduce and gdrReduceScatter
+ * with it sum each rank's input multiplied by the scalar (one element of the
+ * datatype). gdrScalarHostImmediate: the scalar's value is taken now;
+ * gdrScalarDevice: `scalar` is read by each call, stream-ordered when it is
+ * device memory (when the call runs). Both run at once, inside a group too.
+ * gdrRedOpDestroy frees the op; calls already made with it are unaffected. */
+typedef enum { gdrScalarDevice = 0, gdrScalarHostImmediate = 1 } gdrScalarResidence_t;
+gdrResult_t gdrRedOpCreatePreMulSum(gdrRedOp_t* op, void* scalar, gdrDataType_t datatype,
+                                    gdrScalarResidence_t residence, gdrComm_t comm);
+gdrResult_t gdrRedOpDestroy(gdrRedOp_t op, gdrComm_t comm);
+
 /* ---- point to point ---- */
 
 /* Messages between two ranks match in order. Outside a group a send may wait

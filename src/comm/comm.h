@@ -17,6 +17,7 @@
 #include "collectives/links.h"
 #include "collectives/schedule_cache.h"
 #include "comm/path_state.h"
+#include "comm/pre_mul_ops.h"
 #include "comm/recovery.h"
 #include "comm/status_report.h"
 #include "comm/topo_plan.h"
@@ -181,6 +182,9 @@ class Communicator : public coll::Links {
   const PathSlot& devicePath() const { return devicePath_; }
   PathSlot& stagedPath() { return stagedPath_; }
 
+  // The PreMulSum ops made on this communicator.
+  PreMulOps& preMulOps() { return preMulOps_; }
+
  private:
   void readConfig();
   void parseConfig();
@@ -219,6 +223,7 @@ class Communicator : public coll::Links {
   mutable std::mutex mu_;
   std::string lastError_;
   std::atomic<AsyncDriver*> asyncDriver_{nullptr};  // after the hot fields: none of them moves
+  PreMulOps preMulOps_;
 
   // Per-path state, made by each path on first use. The last members, so
   // they go first and in reverse order, while the endpoints and the error

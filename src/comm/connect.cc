@@ -1,6 +1,9 @@
 // Communicator set-up: every rank publishes who and where it is, then builds
 // one endpoint per peer: shared memory to ranks of its own host, TCP to the
-// others (or to everyone under GDR_TRANSPORT=socket).
+// others (or to everyone under GDR_TRANSPORT=socket), and verbs where the
+// verbs back end claims a peer. Each back end makes its own resources and
+// endpoints; this file decides which peers each is offered and runs the
+// exchanges between them.
 #include <unistd.h>
 
 #include <algorithm>
@@ -158,13 +161,20 @@ void Communicator::connect() {
   }
   if (listenFd >= 0) close(listenFd);
 
-    // The ib transport: verbs endpoints take over the TCP ones where
-    // both ends have a usable RDMA device (auto), or everywhere (ib: ranks of
-    // one host too, which is how the Soft-RoCE VM tests run).
+    // The verbs back end claims the peers where both ends have a usable RDMA
+    // device (auto: other hosts; ib: every peer, ranks of one host too, which
+    // is how the Soft-RoCE VM tests run). Each of its endpoints keeps the TCP
+    // one for abort notices and peer-death detection.
 #if GDR_HAVE_IB
-  if (!remote.empty() && (cfg_.transport == "auto" || cfg_.transport == "ib"))
-    transport::ib::upgradeEndpoints(*boot_, rank_, size_, remote, eps_, cfg_.transport == "ib", plan_.nic,
-                                    plan_.nic.empty() || plan_.nicUsesGdr, &ibKeys);
+  if (!remote.empty() && (cfg_.transport == "auto" || cfg_.transport == "ib")) {
+    transport::ib::IbBackend ib(
+        rank_, size_, {cfg_.transport == "ib", plan_.nic, plan_.nic.empty() || plan_.nicUsesGdr});
+    std::vector<transport::ib::IbConnInfo> row = ib.offer(remote, &ibKeys);
+    std::vector<transport::ib::IbConnInfo> table(static_cast<size_t>(size_) * size_);
+    std::copy(row.begin(), row.end(), table.begin() + static_cast<size_t>(rank_) * size_);
+    boot_->allgather(table.data(), static_cast<size_t>(size_) * sizeof(transport::ib::IbConnInfo));
+    ib.claim(table, eps_);
+  }
 #else
   if (cfg_.transport == "ib") throw NotSupported("GDR_TRANSPORT=ib but this build has no verbs support");
 #endif

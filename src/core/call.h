@@ -54,6 +54,19 @@ inline const CollTraits& traitsOf(CollKind k) {
 }
 inline const char* collName(CollKind k) { return traitsOf(k).name; }
 
+// A PreMulSum (gdrRedOpCreatePreMulSum): the call sums each rank's input
+// multiplied by a scalar, the scaling done by the router into scratch that
+// lives as long as the call (dispatch/route.cc), so every path carries it.
+struct PreMul {
+  bool set = false;
+  // The scalar is in device memory at `pointer`, read stream-ordered when
+  // the call runs; otherwise `value` holds its bytes (one element of the
+  // call's type).
+  bool onDevice = false;
+  const void* pointer = nullptr;
+  unsigned char value[8] = {};
+};
+
 struct CollCall {
   CollKind kind;
   const void* sendbuf = nullptr;  // GDR_IN_PLACE already resolved: see inPlace
@@ -74,6 +87,7 @@ struct CollCall {
   const size_t* sendDispls = nullptr;
   const size_t* recvCounts = nullptr;
   const size_t* recvDispls = nullptr;
+  PreMul preMul;  // op is gdrSum when set
 };
 
 // What every rank's messages of this call carry, so that ranks running

@@ -6,6 +6,7 @@
 #include "paths/host.h"
 #include "paths/one_message.h"
 #include "paths/p2p.h"
+#include "paths/pre_mul.h"
 #include "paths/staged/path.h"
 
 namespace gdr::dispatch {
@@ -15,9 +16,7 @@ namespace {
 // Host work goes after the staged device work before it (see route.h).
 void beforeHostWork(Communicator& comm) { paths::staged::waitIdle(comm); }
 
-}  // namespace
-
-void runCollective(Communicator& comm, const CollCall& call, bool onDevice, gdrStream_t stream) {
+void runOnPath(Communicator& comm, const CollCall& call, bool onDevice, gdrStream_t stream) {
   if (onDevice) {
     ScopedDevice d(comm.device());
     paths::runDeviceCollective(comm, call, stream);
@@ -25,6 +24,17 @@ void runCollective(Communicator& comm, const CollCall& call, bool onDevice, gdrS
     beforeHostWork(comm);
     if (!paths::tryOneMessage(comm, call)) paths::runHostCollective(comm, call);
   }
+}
+
+}  // namespace
+
+void runCollective(Communicator& comm, const CollCall& call, bool onDevice, gdrStream_t stream) {
+  if (__builtin_expect(!call.preMul.set, 1)) return runOnPath(comm, call, onDevice, stream);
+  // A PreMulSum: every path sums the scaled copy, which lives until the path
+  // has taken the call (device work: freed in stream order after it).
+  ScopedDevice d(comm.device());
+  paths::PreMulInput scaled(call, comm.size(), onDevice, stream);
+  runOnPath(comm, scaled.call(), onDevice, stream);
 }
 
 void runP2PBatch(Communicator& comm, std::vector<P2PCall>& host, std::vector<P2PCall>& device) {

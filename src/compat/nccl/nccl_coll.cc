@@ -1,8 +1,7 @@
 // Collectives and point-to-point calls of the NCCL-compatible API: NCCL's
 // argument order and in-place conventions translated to the gdr* API. Gather
-// and scatter are all-to-allv calls with one non-empty row; PreMulSum scales
-// the input into a scratch buffer (a kernel on the caller's stream for device
-// buffers) and sums.
+// and scatter are all-to-allv calls with one non-empty row; a PreMulSum op is
+// gdrcoll's (gdrRedOpCreatePreMulSum), which scales and sums.
 #include <cstring>
 #include <vector>
 
@@ -16,8 +15,6 @@
 
 #if GDR_HAVE_CUDA
 #include <cuda_runtime_api.h>
-
-#include "device/device_scale.h"
 #endif
 
 namespace gdr::nccl {
@@ -26,7 +23,9 @@ namespace {
 
 gdrStream_t toGdr(cudaStream_t s) { return reinterpret_cast<gdrStream_t>(s); }
 
+#if GDR_HAVE_CUDA
 bool onDevice(const void* p) { return p && memoryKind(p) == MemKind::Device; }
+#endif
 
 // Copies between buffers of either kind, ordered on the stream for device memory.
 void copyBytes(void* dst, const void* src, size_t n, cudaStream_t stream) {
@@ -71,103 +70,34 @@ class Scratch {
   std::vector<unsigned char> host_;
 };
 
-template <typename T>
-void scaleTyped(void* dst, const void* src, size_t n, const void* scalar) {
-  T s;
-  std::memcpy(&s, scalar, sizeof(T));
-  const T* in = static_cast<const T*>(src);
-  T* out = static_cast<T*>(dst);
-  for (size_t i = 0; i < n; ++i) out[i] = static_cast<T>(in[i] * s);
-}
-
-// Narrow floats multiply in fp32 and round once, as the device kernel does.
-template <typename Bits, float (*ToF)(Bits), Bits (*FromF)(float)>
-void scaleNarrow(void* dst, const void* src, size_t n, const void* scalar) {
-  Bits s;
-  std::memcpy(&s, scalar, sizeof(s));
-  const float fs = ToF(s);
-  const Bits* in = static_cast<const Bits*>(src);
-  Bits* out = static_cast<Bits*>(dst);
-  for (size_t i = 0; i < n; ++i) out[i] = FromF(ToF(in[i]) * fs);
-}
-
-// dst[i] = src[i] * scalar on host memory (fp16/bf16/fp8 through fp32).
-void hostScale(void* dst, const void* src, size_t n, gdrDataType_t t, const void* scalar) {
-  switch (t) {
-    case gdrInt8: return scaleTyped<int8_t>(dst, src, n, scalar);
-    case gdrUint8: return scaleTyped<uint8_t>(dst, src, n, scalar);
-    case gdrInt32: return scaleTyped<int32_t>(dst, src, n, scalar);
-    case gdrUint32: return scaleTyped<uint32_t>(dst, src, n, scalar);
-    case gdrInt64: return scaleTyped<int64_t>(dst, src, n, scalar);
-    case gdrUint64: return scaleTyped<uint64_t>(dst, src, n, scalar);
-    case gdrFloat32: return scaleTyped<float>(dst, src, n, scalar);
-    case gdrFloat64: return scaleTyped<double>(dst, src, n, scalar);
-    case gdrFloat16:
-      return scaleNarrow<uint16_t, gdr::halfToFloat, gdr::floatToHalf>(dst, src, n, scalar);
-    case gdrBfloat16:
-      return scaleNarrow<uint16_t, gdr::bf16ToFloat, gdr::floatToBf16>(dst, src, n, scalar);
-    case gdrFloat8e4m3:
-      return scaleNarrow<uint8_t, gdr::fp8e4m3ToFloat, gdr::floatToFp8e4m3>(dst, src, n, scalar);
-    case gdrFloat8e5m2:
-      return scaleNarrow<uint8_t, gdr::fp8e5m2ToFloat, gdr::floatToFp8e5m2>(dst, src, n, scalar);
-    default: throw InternalError("hostScale: bad type");
-  }
-}
-
-// A reduction op resolved for one call: a built-in one, or PreMulSum.
-struct ResolvedOp {
-  gdrRedOp_t gdr = gdrSum;
-  const PreMulSum* preMul = nullptr;
-};
-
-ResolvedOp resolveOp(Comm& c, ncclRedOp_t op, ncclDataType_t type) {
+// A reduction op for one call: a built-in one, or a PreMulSum made on this
+// communicator, which gdrcoll carries out (its op is made on the gdr
+// communicator at first use: an NCCL op may be made before the
+// communicator's init has finished).
+gdrRedOp_t resolveOp(Comm& c, ncclRedOp_t op, ncclDataType_t type) {
   int v;
   std::memcpy(&v, &op, sizeof(v));
-  ResolvedOp r;
+  gdrRedOp_t g;
   if (builtinOp(op)) {
-    r.gdr = static_cast<gdrRedOp_t>(v);  // same numbering for sum, prod, max, min, avg
-    return r;
+    std::memcpy(&g, &v, sizeof(g));  // same numbering for sum, prod, max, min, avg
+    return g;
   }
   std::lock_guard<std::mutex> lk(c.mu);
   auto it = c.ops.find(v);
   GDR_CHECK_ARG(it != c.ops.end(), "op %d is neither a built-in op nor one made on this communicator by "
                 "ncclRedOpCreatePreMulSum (destroyed?)", v);
-  GDR_CHECK_ARG(std::memcmp(&it->second.type, &type, sizeof(type)) == 0,
+  PreMulSum& p = it->second;
+  GDR_CHECK_ARG(std::memcmp(&p.type, &type, sizeof(type)) == 0,
                 "op %d was created for another datatype than this call's", v);
-  r.preMul = &it->second;
-  return r;
-}
-
-// The PreMulSum input: src scaled by the op's scalar into `out` (same kind of
-// memory as src). Device buffers: a kernel on `stream`, which reads an
-// ncclScalarDevice scalar in device memory when it runs (stream-ordered, as
-// NCCL does); a scalar in host memory is read now. Host buffers: scaled here,
-// after reading a device-resident scalar (stream-ordered too).
-void preScale(const PreMulSum& p, const void* src, size_t count, ncclDataType_t type, void* out, cudaStream_t stream) {
-  const gdrDataType_t t = toGdrType(type);
-  const size_t bytes = typeBytes(type);
-  (void)stream;  // device work only (unused without CUDA)
-  unsigned char scalar[8] = {0};
-  const bool scalarOnDevice = p.residence == ncclScalarDevice && onDevice(p.pointer);
-  if (p.residence == ncclScalarHostImmediate) std::memcpy(scalar, p.value, bytes);
-  else if (!scalarOnDevice) std::memcpy(scalar, p.pointer, bytes);
-  if (onDevice(src) || onDevice(out)) {
-#if GDR_HAVE_CUDA
-    GDR_CHECK_ARG(onDevice(src) && onDevice(out), "PreMulSum: the input and the scratch are not both device memory");
-    checkCuda(
-        dev::launchScale(out, src, count, t, scalarOnDevice ? p.pointer : nullptr, scalar, stream),
-        "PreMulSum scaling kernel");
-#endif
-    return;
+  if (!p.made) {
+    const bool immediate = p.residence == ncclScalarHostImmediate;
+    checkGdr(gdrRedOpCreatePreMulSum(&p.gdrOp, immediate ? p.value : const_cast<void*>(p.pointer),
+                                     toGdrType(type),
+                                     immediate ? gdrScalarHostImmediate : gdrScalarDevice, c.gdr),
+             c.gdr);
+    p.made = true;
   }
-  if (scalarOnDevice) {
-#if GDR_HAVE_CUDA
-    checkCuda(cudaMemcpyAsync(scalar, p.pointer, bytes, cudaMemcpyDeviceToHost, stream),
-              "cudaMemcpyAsync (PreMulSum scalar)");
-    checkCuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (PreMulSum scalar)");
-#endif
-  }
-  hostScale(out, src, count, t, scalar);
+  return p.gdrOp;
 }
 
 // Runs `issue` now, or queues it when a group is open (noting `sim` for
@@ -242,14 +172,9 @@ ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, n
   const SimCall sim = simCall(gdr::CollKind::AllReduce, count, datatype);
   return enqueue("ncclAllReduce", comm, false, sim, [=](Comm& c) {
     const gdrDataType_t t = toGdrType(datatype);
-    ResolvedOp r = resolveOp(c, op, datatype);
-    if (!r.preMul) {
-      checkGdr(gdrAllReduce(sendbuff, recvbuff, count, t, r.gdr, c.gdr, toGdr(stream)), c.gdr);
-      return;
-    }
-    Scratch scaled(count * typeBytes(datatype), sendbuff, stream);
-    preScale(*r.preMul, sendbuff, count, datatype, scaled.data(), stream);
-    checkGdr(gdrAllReduce(scaled.data(), recvbuff, count, t, gdrSum, c.gdr, toGdr(stream)), c.gdr);
+    checkGdr(gdrAllReduce(sendbuff, recvbuff, count, t, resolveOp(c, op, datatype), c.gdr,
+                          toGdr(stream)),
+             c.gdr);
   });
 }
 
@@ -282,14 +207,9 @@ ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, nccl
   const SimCall sim = simCall(gdr::CollKind::Reduce, count, datatype, root);
   return enqueue("ncclReduce", comm, false, sim, [=](Comm& c) {
     const gdrDataType_t t = toGdrType(datatype);
-    ResolvedOp r = resolveOp(c, op, datatype);
-    if (!r.preMul) {
-      checkGdr(gdrReduce(sendbuff, recvbuff, count, t, r.gdr, root, c.gdr, toGdr(stream)), c.gdr);
-      return;
-    }
-    Scratch scaled(count * typeBytes(datatype), sendbuff, stream);
-    preScale(*r.preMul, sendbuff, count, datatype, scaled.data(), stream);
-    checkGdr(gdrReduce(scaled.data(), recvbuff, count, t, gdrSum, root, c.gdr, toGdr(stream)), c.gdr);
+    checkGdr(gdrReduce(sendbuff, recvbuff, count, t, resolveOp(c, op, datatype), root, c.gdr,
+                       toGdr(stream)),
+             c.gdr);
   });
 }
 
@@ -319,31 +239,24 @@ ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recv
   const SimCall sim = simCall(gdr::CollKind::ReduceScatter, recvcount, datatype);
   return enqueue("ncclReduceScatter", comm, false, sim, [=](Comm& c) {
     const gdrDataType_t t = toGdrType(datatype);
-    ResolvedOp r = resolveOp(c, op, datatype);
+    const gdrRedOp_t g = resolveOp(c, op, datatype);
     const size_t block = recvcount * typeBytes(datatype);
     const size_t total = block * static_cast<size_t>(c.nranks);
-    const void* src = sendbuff;
-    std::unique_ptr<Scratch> scaled;
-    if (r.preMul) {
-      scaled = std::make_unique<Scratch>(total, sendbuff, stream);
-      preScale(*r.preMul, sendbuff, recvcount * c.nranks, datatype, scaled->data(), stream);
-      src = scaled->data();
-    }
     const bool overlaps = block && bytePtr(recvbuff) < bytePtr(sendbuff) + total &&
                           bytePtr(sendbuff) < bytePtr(recvbuff) + block;
-    if (!overlaps || src != sendbuff) {
-      checkGdr(gdrReduceScatter(src, recvbuff, recvcount, t, r.gdr, c.gdr, toGdr(stream)), c.gdr);
+    if (!overlaps) {
+      checkGdr(gdrReduceScatter(sendbuff, recvbuff, recvcount, t, g, c.gdr, toGdr(stream)), c.gdr);
       return;
     }
     // Rank 0's block is the buffer's start, where gdrcoll's in-place form
     // leaves the result: no scratch (and, with one rank, nothing to do).
     if (c.rank == 0 && recvbuff == sendbuff) {
-      checkGdr(gdrReduceScatter(GDR_IN_PLACE, recvbuff, recvcount, t, r.gdr, c.gdr, toGdr(stream)),
+      checkGdr(gdrReduceScatter(GDR_IN_PLACE, recvbuff, recvcount, t, g, c.gdr, toGdr(stream)),
                c.gdr);
       return;
     }
     Scratch out(block, recvbuff, stream);
-    checkGdr(gdrReduceScatter(src, out.data(), recvcount, t, r.gdr, c.gdr, toGdr(stream)), c.gdr);
+    checkGdr(gdrReduceScatter(sendbuff, out.data(), recvcount, t, g, c.gdr, toGdr(stream)), c.gdr);
     copyBytes(recvbuff, out.data(), block, stream);
   });
 }
@@ -433,7 +346,12 @@ ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
     std::memcpy(&v, &op, sizeof(v));
     GDR_CHECK_ARG(v >= ncclNumOps, "op %d is built in and cannot be destroyed", v);
     std::lock_guard<std::mutex> lk(c.mu);
-    GDR_CHECK_ARG(c.ops.erase(v) == 1, "op %d was not created on this communicator (or was destroyed)", v);
+    auto it = c.ops.find(v);
+    GDR_CHECK_ARG(it != c.ops.end(),
+                  "op %d was not created on this communicator (or was destroyed)", v);
+    const PreMulSum p = it->second;
+    c.ops.erase(it);
+    if (p.made) checkGdr(gdrRedOpDestroy(p.gdrOp, c.gdr), c.gdr);
     return ncclSuccess;
   });
 }

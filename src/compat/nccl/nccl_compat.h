@@ -2,7 +2,7 @@
 // and type translation, and the one place errors become ncclResult_t.
 // Everything here calls the public gdr* API; nothing reaches below it except
 // core (logging, the typed variable registry, errors, CUDA helpers) and the
-// device kernels (PreMulSum's scaling, the one-rank copy).
+// device kernels (the one-rank copy).
 #pragma once
 
 #include <atomic>
@@ -22,12 +22,15 @@ namespace gdr::nccl {
 constexpr uint64_t kCommMagic = 0x6764726e63636c31ull;  // "gdrnccl1"
 
 // A custom reduction op (ncclRedOpCreatePreMulSum): sum after multiplying
-// each rank's input by a scalar.
+// each rank's input by a scalar. gdrcoll carries it out: the same op made
+// on the gdr communicator (gdrRedOpCreatePreMulSum) at its first use.
 struct PreMulSum {
   ncclDataType_t type;
   ncclScalarResidence_t residence;
   unsigned char value[8];  // the scalar, for ncclScalarHostImmediate
   const void* pointer;     // the scalar's address, for ncclScalarDevice
+  bool made;               // gdrOp exists
+  gdrRedOp_t gdrOp;
 };
 
 }  // namespace gdr::nccl

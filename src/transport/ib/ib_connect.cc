@@ -1,11 +1,13 @@
 #include "transport/ib/ib_connect.h"
 
 #include <cstring>
+#include <utility>
 
 #include "core/error.h"
 #include "core/log.h"
 #include "core/params.h"
 #include "transport/ib/gdr_mode.h"
+#include "transport/ib/ib_device.h"
 #include "transport/ib/ib_endpoint.h"
 #include "transport/ib/peer_cc.h"
 
@@ -55,52 +57,50 @@ IbEndpointConfig configFromParams(int rank, int peer, GdrMode gpuMode) {
 
 }  // namespace
 
-void upgradeEndpoints(boot::Bootstrap& boot, int rank, int size, const std::vector<int>& remote,
-                      std::vector<std::unique_ptr<Endpoint>>& eps, bool forced,
-                      const std::string& preferredNic, bool gdrPathAllowed,
-                      const security::ChannelKeyTable* keys) {
-  std::shared_ptr<IbDevice> dev;
-  std::string why;
+IbBackend::IbBackend(int rank, int size, Options opt)
+    : rank_(rank), size_(size), opt_(std::move(opt)) {}
+
+IbBackend::~IbBackend() = default;
+
+std::vector<IbConnInfo> IbBackend::offer(const std::vector<int>& candidates,
+                                         const security::ChannelKeyTable* keys) {
+  candidates_ = candidates;
   try {
-    dev = IbDevice::open(preferredNic);
+    dev_ = IbDevice::open(opt_.preferredNic);
   } catch (const NotSupported& e) {
-    why = e.what();
+    whyNot_ = e.what();
   }
-  // A rank that cannot take part still joins the exchange below, so the
-  // others fail with a message instead of waiting for it.
-  if (!dev && !forced) GDR_INFO(kNet, "rank %d: verbs transport not used: %s", rank, why.c_str());
-  GdrMode gpuMode = GdrMode::Staged;
-  if (dev) {
-    GdrDecision d = decideGdr(probeGdrChecks(gdrPathAllowed || preferredNic != dev->name()));
-    gpuMode = d.mode;
-    GDR_INFO(kNet, "rank %d: GPU memory over %s: %s (%s)", rank, dev->name().c_str(),
-             gdrModeName(d.mode), d.reason.c_str());
+  if (!dev_ && !opt_.forced)
+    GDR_INFO(kNet, "rank %d: verbs transport not used: %s", rank_, whyNot_.c_str());
+  std::vector<IbConnInfo> row(size_);
+  std::memset(row.data(), 0, row.size() * sizeof(IbConnInfo));
+  offered_.resize(size_);
+  if (!dev_) return row;
+  GdrDecision d =
+      decideGdr(probeGdrChecks(opt_.gdrPathAllowed || opt_.preferredNic != dev_->name()));
+  GDR_INFO(kNet, "rank %d: GPU memory over %s: %s (%s)", rank_, dev_->name().c_str(),
+           gdrModeName(d.mode), d.reason.c_str());
+  for (int r : candidates_) {
+    offered_[r] = std::make_unique<IbEndpoint>(dev_, configFromParams(rank_, r, d.mode),
+                                               keys ? keys->get(r) : nullptr);
+    row[r] = offered_[r]->localInfo();
   }
+  return row;
+}
 
-  // One row per rank: its connection info for every peer (nQps 0: none).
-  std::vector<IbConnInfo> table(static_cast<size_t>(size) * size);
-  std::memset(table.data(), 0, table.size() * sizeof(IbConnInfo));
-  std::vector<std::unique_ptr<IbEndpoint>> ibs(size);
-  if (dev) {
-    for (int r : remote) {
-      ibs[r] = std::make_unique<IbEndpoint>(dev, configFromParams(rank, r, gpuMode),
-                                            keys ? keys->get(r) : nullptr);
-      table[static_cast<size_t>(rank) * size + r] = ibs[r]->localInfo();
-    }
-  }
-  boot.allgather(table.data(), static_cast<size_t>(size) * sizeof(IbConnInfo));
-  if (forced && !dev) throw NotSupported("GDR_TRANSPORT=ib: " + why);
-
-  for (int r : remote) {
-    const IbConnInfo& theirs = table[static_cast<size_t>(r) * size + rank];
-    if (!ibs[r] || theirs.nQps == 0) {
-      if (forced)
-        throw NotSupported(
-            strprintf("GDR_TRANSPORT=ib but rank %d has no usable RDMA device", ibs[r] ? r : rank));
+void IbBackend::claim(const std::vector<IbConnInfo>& table,
+                      std::vector<std::unique_ptr<Endpoint>>& eps) {
+  if (opt_.forced && !dev_) throw NotSupported("GDR_TRANSPORT=ib: " + whyNot_);
+  for (int r : candidates_) {
+    const IbConnInfo& theirs = table[static_cast<size_t>(r) * size_ + rank_];
+    if (!offered_[r] || theirs.nQps == 0) {
+      if (opt_.forced)
+        throw NotSupported(strprintf("GDR_TRANSPORT=ib but rank %d has no usable RDMA device",
+                                     offered_[r] ? r : rank_));
       continue;
     }
-    ibs[r]->connect(theirs, std::move(eps[r]));
-    eps[r] = std::move(ibs[r]);
+    offered_[r]->connect(theirs, std::move(eps[r]));
+    eps[r] = std::move(offered_[r]);
   }
 }
 
