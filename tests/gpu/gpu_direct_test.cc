@@ -19,7 +19,8 @@
 // through the software NIC: latency, bandwidth and CPU time per GB moved.
 //
 // The parent never touches CUDA (a forked child of a process that did
-// cannot use it). Exit 0 when everything passed, 77 without a CUDA device.
+// cannot use it). Exit 0 when everything passed, 77 without a CUDA device,
+// 3 when a rank hung (killed at its deadline), 1 on other failures.
 #include <cuda_runtime.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -403,8 +404,11 @@ int report(const char* what, const std::vector<gdrtest::RankExit>& exits) {
   }
   std::string why;
   const bool ok = gdrtest::allOk(exits, &why);
-  std::printf("%s: %s%s\n", what, ok ? "passed" : "FAILED: ", ok ? "" : why.c_str());
-  return ok ? 0 : 1;
+  bool hung = false;
+  for (const auto& e : exits) hung |= e.timedOut;
+  std::printf("%s: %s%s%s\n", what, ok ? "passed" : "FAILED: ", ok ? "" : why.c_str(),
+              hung ? " (a rank hung: killed at the deadline)" : "");
+  return ok ? 0 : hung ? 3 : 1;
 }
 
 }  // namespace
@@ -423,16 +427,16 @@ int main(int argc, char** argv) {
         "| path | collective | bytes | time (us) | GB/s (bytes/time) | CPU s per GB moved (per "
         "rank) |\n");
     std::printf("|---|---|---:|---:|---:|---:|\n");
-    int rc = report("bench direct", gdrtest::runRanks(kRanks, bench, env, 240, twoHosts));
+    int rc = report("bench direct", gdrtest::runRanks(kRanks, bench, env, 40, twoHosts));
     if (rc == kNoDevice) return rc;
     gdrtest::Env staged = env;
     staged.push_back({"GDR_NET_GDR", "0"});
-    return report("bench staged", gdrtest::runRanks(kRanks, bench, staged, 240, twoHosts)) | rc;
+    return report("bench staged", gdrtest::runRanks(kRanks, bench, staged, 40, twoHosts)) | rc;
   }
   int rc = report("GPUDirect path correctness",
-                  gdrtest::runRanks(kRanks, correctness, env, 240, twoHosts));
+                  gdrtest::runRanks(kRanks, correctness, env, 45, twoHosts));
   if (rc == kNoDevice) return rc;
   rc |= report("GPUDirect path failed write",
-               gdrtest::runRanks(kRanks, failedWrite, env, 120, twoHosts));
+               gdrtest::runRanks(kRanks, failedWrite, env, 35, twoHosts));
   return rc;
 }
