@@ -181,6 +181,8 @@ class Communicator : public coll::Links {
   PathSlot& devicePath() { return devicePath_; }
   const PathSlot& devicePath() const { return devicePath_; }
   PathSlot& stagedPath() { return stagedPath_; }
+  PathSlot& directPath() { return directPath_; }
+  PathSlot& directDecision() { return directDecision_; }
 
   // The PreMulSum ops made on this communicator.
   PreMulOps& preMulOps() { return preMulOps_; }
@@ -229,10 +231,13 @@ class Communicator : public coll::Links {
   // they go first and in reverse order, while the endpoints and the error
   // state they use still exist: the staged path (its progress thread runs
   // what is queued, over the endpoints), then the device path (the cuda_ipc
-  // context), then the messages this rank sent to itself.
+  // context), then the messages this rank sent to itself. The GPUDirect
+  // path's context (a progress thread like the staged path's) goes first.
   PathSlot selfMessages_;
   PathSlot devicePath_;
   PathSlot stagedPath_;
+  PathSlot directDecision_;
+  PathSlot directPath_;
 };
 
 }  // namespace gdr

@@ -3,6 +3,7 @@
 #include "core/cuda.h"
 #include "dispatch/group.h"
 #include "paths/device.h"
+#include "paths/direct/path.h"
 #include "paths/host.h"
 #include "paths/one_message.h"
 #include "paths/p2p.h"
@@ -14,12 +15,18 @@ namespace gdr::dispatch {
 namespace {
 
 // Host work goes after the staged device work before it (see route.h).
-void beforeHostWork(Communicator& comm) { paths::staged::waitIdle(comm); }
+void beforeHostWork(Communicator& comm) {
+  paths::staged::waitIdle(comm);
+  paths::direct::waitIdle(comm);
+}
 
 void runOnPath(Communicator& comm, const CollCall& call, bool onDevice, gdrStream_t stream) {
   if (onDevice) {
     ScopedDevice d(comm.device());
-    paths::runDeviceCollective(comm, call, stream);
+    if (paths::direct::chosen(comm))
+      paths::direct::runCollective(comm, call, stream);
+    else
+      paths::runDeviceCollective(comm, call, stream);
   } else {
     beforeHostWork(comm);
     if (!paths::tryOneMessage(comm, call)) paths::runHostCollective(comm, call);
@@ -40,7 +47,10 @@ void runCollective(Communicator& comm, const CollCall& call, bool onDevice, gdrS
 void runP2PBatch(Communicator& comm, std::vector<P2PCall>& host, std::vector<P2PCall>& device) {
   if (!device.empty()) {
     ScopedDevice d(comm.device());
-    paths::deviceP2PBatch(comm, device);
+    if (paths::direct::chosen(comm))
+      paths::direct::runP2P(comm, device);
+    else
+      paths::deviceP2PBatch(comm, device);
     device.clear();
   }
   if (!host.empty()) {
@@ -62,7 +72,9 @@ void p2p(Communicator& comm, const P2PCall& call, bool onDevice) {
     groupAddP2P(comm, call, onDevice);
   } else if (onDevice) {
     ScopedDevice d(comm.device());
-    if (call.isSend)
+    if (paths::direct::chosen(comm))
+      paths::direct::runP2P(comm, {call});
+    else if (call.isSend)
       paths::deviceSend(comm, call.sendBuf, call.count, call.type, call.peer, call.stream);
     else
       paths::deviceRecv(comm, call.recvBuf, call.count, call.type, call.peer, call.stream);

@@ -4,14 +4,15 @@
 //
 // - Host buffers: the host path (schedules over the endpoints, paths/host.h
 //   and paths/p2p.h).
-// - Device buffers: the device path (paths/device.h), which takes the
-//   fused cuda_ipc kernels where every rank shares a host and the staged path
-//   (paths/staged/path.h) otherwise. Device work runs with the communicator's
-//   CUDA device set.
+// - Device buffers: the GPUDirect path (paths/direct/path.h) where every
+//   peer is reached over verbs that take device memory, else the device
+//   path (paths/device.h), which takes the fused cuda_ipc kernels where every
+//   rank shares a host and the staged path (paths/staged/path.h) otherwise.
+//   Device work runs with the communicator's CUDA device set.
 //
 // Ordering between paths: host work on a communicator waits until the staged
-// device work queued before it on that communicator has run, since the
-// staged path's progress thread drives the same endpoints. The rule holds for
+// and GPUDirect device work queued before it on that communicator has run,
+// since their progress threads drive the same endpoints. The rule holds for
 // lone calls and for the calls of a group alike.
 #pragma once
 

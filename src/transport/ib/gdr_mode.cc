@@ -2,10 +2,11 @@
 
 #include <unistd.h>
 
-#include "core/params.h"
 #include "core/error.h"
+#include "core/params.h"
 #include "transport/ib/gpu_dmabuf.h"
 #include "transport/ib/ibv_api.h"
+#include "transport/ib/softnic.h"
 
 namespace gdr::transport::ib {
 
@@ -25,6 +26,9 @@ GdrDecision decideGdr(const GdrChecks& c) {
   if (c.forced == 0) return {GdrMode::Staged, "GDR_NET_GDR=0"};
   if (!c.cudaBuilt) return {GdrMode::Staged, "this build has no CUDA support"};
   if (!c.gpuPresent) return {GdrMode::Staged, "no CUDA device is visible"};
+  if (c.softNic)  // "registered" the way nvidia-peermem registers: by pointer
+    return {GdrMode::PeerMem,
+            "the software NIC (softnic0, a test device) reaches GPU memory by CUDA copies"};
   if (!c.pathAllowed && c.forced != 1)
     return {GdrMode::Staged,
             "the GPU-NIC path is beyond GDR_NET_GDR_LEVEL (GDR_NET_GDR=1 forces GPUDirect)"};
@@ -48,6 +52,7 @@ GdrChecks probeGdrChecks(bool pathAllowed) {
   c.pathAllowed = pathAllowed;
   const IbvApi* api = ibvApi();
   c.nicDmaBuf = api && api->reg_dmabuf_mr;
+  c.softNic = api && api == softnic::api();
   c.peerMemLoaded = access("/sys/kernel/mm/memory_peers/nv_mem/version", F_OK) == 0 ||
                     access("/sys/module/nvidia_peermem", F_OK) == 0;
   c.forced = static_cast<int>(param::getInt("GDR_NET_GDR"));

@@ -20,6 +20,7 @@ struct GdrChecks {
   bool peerMemLoaded = false;  // nvidia-peermem / nv_peer_mem in sysfs
   bool pathAllowed = true;     // the topology says GDR is worth it on this GPU-NIC path
   int forced = -1;             // GDR_NET_GDR
+  bool softNic = false;        // the software NIC (softnic.h): device memory by pointer / CUDA IPC
 };
 
 struct GdrDecision {

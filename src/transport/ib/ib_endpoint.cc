@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/memory_kind.h"
+#include "transport/ib/gpu_copy.h"
 #include "transport/ib/ib_wr_id.h"
 #include "transport/ib/mr_register.h"
 
@@ -329,6 +330,15 @@ void IbEndpoint::failWc(const ibv_wc& wc) {
       events.empty() ? "" : "; device events: ", events.c_str()));
 }
 
+bool IbEndpoint::dstOnDevice(const RecvOp* op) {
+  if (op != kindOp_ || op->dst != kindDst_) {
+    kindOp_ = op;
+    kindDst_ = op->dst;
+    kindDev_ = gpuSendsDirect() && memoryKind(op->dst) == MemKind::Device;
+  }
+  return kindDev_;
+}
+
 void IbEndpoint::postSend(SendOp* op) {
   // Under GDR_ENCRYPT the CPU seals the payload, which it cannot read in
   // device memory: such a send is refused like one without GPUDirect, and
@@ -618,6 +628,9 @@ bool IbEndpoint::consumeChunks() {
                       cfg_.peerRank, op->elemBytes));
       op->fn(dst, static_cast<const char*>(op->reduceSrc) + op->received, payload,
              h->len / op->elemBytes);
+    } else if (h->len && dstOnDevice(op)) {
+      gpuCopy(dst, payload, h->len, "an eager chunk into a device receive buffer");
+      stats_.deviceCopyBytes += h->len;
     } else if (h->len) {
       std::memcpy(dst, payload, h->len);
       stats_.cpuCopyBytes += h->len;

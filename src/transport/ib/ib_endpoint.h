@@ -91,6 +91,7 @@ struct IbStats {
   // Bytes this side copied out of the receive slots with the CPU (reductions
   // are not copies: they read the slots once, in place).
   uint64_t cpuCopyBytes = 0;
+  uint64_t deviceCopyBytes = 0;  // eager chunks copied from a slot into a device buffer (CUDA)
   uint64_t zcopySent = 0, zcopyReceived = 0;  // messages by rendezvous
   uint64_t zcopyWrites = 0, ctsWrites = 0;
   RegCache::Stats recvReg;  // receive buffers registered for zero-copy
@@ -114,14 +115,19 @@ class IbEndpoint final : public Endpoint {
 
   const char* name() const override { return "ib"; }
   int peer() const override { return cfg_.peerRank; }
-  // Not kCapDeviceMemory: receives land in host slots and are copied out by
-  // the CPU, so device receive buffers must be staged by the caller. A device
-  // send buffer is registered by GPUDirect when gpuSendsDirect() (dma-buf or
-  // nvidia-peermem), else refused with NotSupported. Under GDR_ENCRYPT the CPU
+  // kCapDeviceMemory when gpuSendsDirect() (dma-buf or nvidia-peermem, or
+  // the software NIC): a device send buffer is registered and read by the
+  // NIC, a device receive buffer of a rendezvous message is registered and
+  // written by it; an eager message into a device buffer lands in a host slot
+  // and goes on by one CUDA copy (gpu_copy.h). Reductions into device memory
+  // are not taken (the CPU reduces). Without GPUDirect a device send buffer is
+  // refused with NotSupported and the caller stages. Under GDR_ENCRYPT the CPU
   // cannot seal a device buffer, so device sends are refused the same way
   // (the caller stages them) unless their payload is pre-sealed
   // (kSigPreSealed), which may still go direct.
-  uint32_t capabilities() const override { return kCapSingleCopy; }
+  uint32_t capabilities() const override {
+    return kCapSingleCopy | (gpuSendsDirect() ? kCapDeviceMemory : 0u);
+  }
   bool gpuSendsDirect() const { return cfg_.gpuMode != GdrMode::Staged && !cipher_; }
   bool encrypted() const { return cipher_ != nullptr; }
   void postSend(SendOp* op) override;
@@ -175,6 +181,8 @@ class IbEndpoint final : public Endpoint {
   bool consumeChunks();
   void checkChunk(const ChunkHdr* h, const RecvOp* op, uint32_t slot) const;
   void popRecv();
+  // Whether op's destination is device memory (asked once per receive).
+  bool dstOnDevice(const RecvOp* op);
   void postSlotWrite(int q, ibv_sge* sge, int nsge, size_t len, PendingSend& p, uint64_t inWindow);
   // The write of chunk `seq` into its slot on QP `q` (first send or resend).
   void writeSlot(int q, ibv_sge* sge, int nsge, uint64_t seq);
@@ -255,6 +263,9 @@ class IbEndpoint final : public Endpoint {
   // rendezvous: the mailbox (kCtsSlots clear-to-sends written by the peer,
   // then kCtsSlots sources of this side's own), tickets and counts
   size_t zBytes_ = 0;
+  const RecvOp* kindOp_ = nullptr;  // dstOnDevice's last answer
+  const void* kindDst_ = nullptr;
+  bool kindDev_ = false;
   std::unique_ptr<RegCache> rregs_;  // receive targets
   ZcopyCts* cts_ = nullptr;
   ibv_mr* ctsMr_ = nullptr;

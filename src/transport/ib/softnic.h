@@ -3,20 +3,23 @@
 // named "softnic0" in every log line about the device). It carries out RDMA
 // WRITE and RDMA WRITE WITH IMMEDIATE between registered ranges: within a
 // process, host memory by memcpy and device memory (either side) by
-// cudaMemcpy in CUDA builds, so the GPUDirect data path runs without an RDMA
-// NIC; between processes of one machine, host memory through shared-memory
-// QP segments and process_vm_writev (softnic_shm.h). Keys and ranges are checked like a NIC does (a
-// write outside its MR or without REMOTE_WRITE completes with IBV_WC_REM_ACCESS_ERR and moves the
-// QP to the error state; the requests behind it flush). Each QP's writes are carried out, and their
-// immediates and completions delivered, in posting order; separate QPs are independent, so
-// completions of different QPs interleave as on hardware (and a held QP makes them arrive out of
-// order on purpose).
+// CUDA copies in CUDA builds (gpu_copy.h), so the GPUDirect data path runs
+// without an RDMA NIC; between processes of one machine, host memory through
+// shared-memory QP segments and process_vm_writev, device memory through the
+// CUDA IPC handle each device registration publishes (softnic_shm.h): a copy
+// that has returned before the completion is posted, so received data is
+// visible to the GPU once the completion is seen (no flush needed). Keys and ranges are checked
+// like a NIC does (a write outside its MR or without REMOTE_WRITE completes with
+// IBV_WC_REM_ACCESS_ERR and moves the QP to the error state; the requests behind it flush). Each
+// QP's writes are carried out, and their immediates and completions delivered, in posting order;
+// separate QPs are independent, so completions of different QPs interleave as on hardware (and a
+// held QP makes them arrive out of order on purpose).
 //
 // Faults on request (tests, or GDR_SOFTNIC_FAIL_WRITE=N: the N-th write of
 // the process fails; GDR_SOFTNIC_DELAY_US=D: every write waits D us before it
 // is carried out): see the functions below.
 //
-// Not here: device memory of another process (CUDA IPC), atomics, reads,
+// Not here: atomics, reads,
 // SENDs with a payload, SRQs, completion channels, and the fault knobs act
 // only on the writes of the process that sets them.
 #pragma once

@@ -7,7 +7,9 @@
 // attach, as the shm transport uses) and appends the immediate to the
 // inbox; the owner turns inbox entries into receive completions when it
 // polls. QP numbers are unique on the machine (the segment is created
-// exclusively). Device memory is reached only within a process.
+// exclusively). A registered device range is published with the CUDA IPC
+// handles of the allocations it overlaps: a writer in another process opens
+// a handle once (softnic.cc keeps it) and copies with CUDA.
 #pragma once
 
 #include <sys/types.h>
@@ -20,6 +22,7 @@ namespace gdr::transport::ib::softnic {
 
 constexpr uint32_t kInbox = 4096;  // power of two
 constexpr uint32_t kMaxMrs = 1024;
+constexpr uint32_t kMaxAllocs = 4;  // CUDA allocations one device MR may overlap
 
 struct QpShm {
   uint32_t magic;
@@ -40,6 +43,13 @@ struct MrShm {
     std::atomic<uint32_t> rkey;  // 0: free
     uint32_t access;
     uint64_t addr, len;
+    // Device memory: the CUDA allocations the range overlaps (a range is
+    // page-aligned, so it may reach into a neighbouring allocation).
+    uint32_t nalloc;
+    struct Alloc {
+      uint64_t base, size;    // in the owner's address space
+      unsigned char ipc[64];  // cudaIpcMemHandle_t
+    } alloc[kMaxAllocs];
   } mrs[kMaxMrs];
 };
 

@@ -1,0 +1,49 @@
+// The GPUDirect path for device buffers between hosts: taken when every
+// peer is reached over verbs whose endpoint takes device memory (GPUDirect
+// by dma-buf or nvidia-peermem, or the software NIC; see choose.cc), else
+// the staged path stays. No host copies of the data: the NIC reads the
+// GPU source and writes into the GPU destination (rendezvous messages), or
+// into a device scratch a reduction kernel then combines (plan.h).
+//
+// Ordering with the caller's stream (GDR_DIRECT_ORDER=flags, the default):
+// the stream runs the plan's local copies, then writes the operation's start
+// word (host-mapped, cuStreamWriteValue32: "inputs ready") and waits for its
+// done word (cuStreamWaitValue32); the progress thread sees the start word,
+// posts the messages over the endpoints, waits for their completions, makes
+// the received data visible to the GPU (the flush rule, path.cc) and writes
+// the done word; the stream then runs the reduction kernel, if any. The
+// call returns at once. A failed operation still writes its done word (the engine's rule),
+// so the stream never waits forever; the communicator is failed with the
+// error, which names the peer, and the next call returns it.
+// GDR_DIRECT_ORDER=host: the call itself waits (the stream's earlier work,
+// through an event; then the network part), for platforms where the
+// stream-side waits do not coexist with the transport's own CUDA copies.
+//
+// CUDA-graph capture is refused with NotSupported (the start/done words are
+// per call, not per replay). Operations of one communicator run one at a
+// time in call order, across streams too (they share the scratch).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "comm/comm.h"
+#include "core/call.h"
+#include "paths/direct/plan.h"
+
+namespace gdr::paths::direct {
+
+// Whether device buffers of `comm` take this path; decided at the first
+// device operation (each rank's answer goes to every peer over the host
+// path, so every rank decides alike) and logged once (subsystem NET).
+bool chosen(Communicator& comm);
+// `stream` is a cudaStream_t. The buffers are device memory.
+void runCollective(Communicator& comm, const CollCall& call, void* stream);
+// A batch of device sends/receives of one communicator, on one stream.
+void runP2P(Communicator& comm, const std::vector<P2PCall>& reqs);
+// Blocks (deadline: GDR_TIMEOUT_MS) until the operations queued so far ran.
+void waitIdle(Communicator& comm);
+// Operations this process ran on the path (tests).
+uint64_t opsRun();
+
+}  // namespace gdr::paths::direct
