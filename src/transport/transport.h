@@ -96,6 +96,15 @@ class Endpoint {
   // nothing happened; post the op as usual (which reports a mismatch).
   virtual bool sendNow(SendOp&) { return false; }
   virtual bool recvNow(RecvOp&) { return false; }
+  // Notices: a few bytes one end tells the other beside the data, in order,
+  // best effort (what an endpoint of one transport says through another's:
+  // the verbs endpoint's "QP down" over its side connection). sendNotice
+  // does not wait on queued data sends; false when the notice did not go
+  // (none is carried by default). A notice received is kept until taken, in
+  // arrival order; received ones are read by progress() and checkPeer().
+  static constexpr size_t kMaxNotice = 64;
+  virtual bool sendNotice(const void* /*data*/, size_t /*bytes*/) noexcept { return false; }
+  virtual bool takeNotice(std::string* /*out*/) { return false; }
 };
 
 }  // namespace gdr::transport

@@ -637,12 +637,18 @@ int runFault(gdrComm_t comm) {
 // on rank 0 only): all-reduces and all-gathers, checked element by element,
 // while rank 0's second port goes down; then rank 0 must have found every QP
 // on that port down, to every peer, and the peers theirs to rank 0.
+// GDR_TEST_EXPECT_NOTICE=1: the peers must have learnt of rank 0's failed
+// QPs from its notices (not from their own retries running out).
 int runFailover(gdrComm_t comm) {
+  const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < 24; ++i) {
     testAllReduce<int32_t>(comm, gdrInt32, gdrSum, (1 << 18) + 3 * i, 7000 + i, i % 2);
     testAllGather<int32_t>(comm, gdrInt32, (1 << 15) + i, 8000 + i);
   }
+  std::printf("[rank %d] failover: 48 collectives in %.3f s\n", gRank,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   int bad = 0;
+  const bool notice = envInt("GDR_TEST_EXPECT_NOTICE", 0) == 1;
 #if GDR_HAVE_IB
   auto* c = static_cast<gdr::Communicator*>(comm);
   uint64_t resent = 0;
@@ -654,8 +660,14 @@ int runFailover(gdrComm_t comm) {
     int onPort2 = 0;
     for (int q = 0; q < nQps; ++q) onPort2 += ports > 1 && q % ports == 1;
     std::printf("[rank %d] failover to %d: %d QP(s) down, %" PRIu64 " chunks resent, %" PRIu64
-                " stale copies received\n",
-                gRank, p, s.qpsDown, s.chunksResent, s.staleChunks);
+                " stale copies received, %d notice(s) sent, %d taken\n",
+                gRank, p, s.qpsDown, s.chunksResent, s.staleChunks, s.noticesSent, s.noticesTaken);
+    if (notice && ((gRank == 0 && s.noticesSent != onPort2) ||
+                   (gRank != 0 && p == 0 && (s.noticesTaken < 1 || s.qpsDown != onPort2)))) {
+      std::fprintf(stderr, "[rank %d] failover to %d: notices sent %d, taken %d, QPs down %d\n",
+                   gRank, p, s.noticesSent, s.noticesTaken, s.qpsDown);
+      ++bad;
+    }
     // Rank 0 sees all its port-2 QPs fail (their receives flush); a peer
     // only those it wrote to (a ring sends one way), and none to others.
     const bool want = gRank == 0 ? s.qpsDown == onPort2

@@ -698,7 +698,10 @@ void IbEndpoint::checkPeer() {
   // ranks that were waiting on it.
   const bool owed = !sends_.empty() || !recvs_.empty() || !pend_.empty();
   if (!side_) return;
-  if (owed) side_->checkPeer();  // an abort notice waiting there says why
+  if (owed) {
+    side_->checkPeer();  // an abort notice waiting there says why
+    takePeerNotices();
+  }
   // A killed peer's NIC side says nothing (a real NIC tells only a sender,
   // after GDR_IB_TIMEOUT x GDR_IB_RETRY_CNT); its closed connection does.
   if (liveness_.gone(side_->pollFd(), owed, std::chrono::steady_clock::now()))

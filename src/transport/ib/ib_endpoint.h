@@ -29,9 +29,10 @@
 // (the reduction reads it there once; there is no copy to save). No byte of
 // such a message is copied by the CPU (IbStats::cpuCopyBytes).
 //
-// Abort notices and peer-death detection ride on the TCP connection the
-// communicator built first (`side`), which stays open for that purpose
-// (side_liveness.h: a close with operations still pending is a death).
+// Abort notices, "QP down" notices (qp_notice.h) and peer-death detection
+// ride on the TCP connection the communicator built first (`side`), which
+// stays open for that purpose (side_liveness.h: a close with operations
+// still pending is a death).
 //
 // GDR_ENCRYPT=1 (keys given): every chunk is AES-256-GCM sealed, its header
 // as additional data, its sequence number as the nonce's counter, the tag in
@@ -99,6 +100,8 @@ struct IbStats {
   // others, and copies of chunks received after their first was consumed.
   int qpsDown = 0;
   uint64_t chunksResent = 0, staleChunks = 0;
+  // QP-down notices (qp_notice.h) sent to the peer, and the peer's acted on.
+  int noticesSent = 0, noticesTaken = 0;
 };
 
 class IbEndpoint final : public Endpoint {
@@ -193,6 +196,9 @@ class IbEndpoint final : public Endpoint {
   bool failover(const ibv_wc& wc);
   void qpDown(int q, const ibv_wc& wc, bool idle);
   bool resendChunks(uint64_t consumed);
+  // The peer's notices of QPs it took down: this side's end of each goes to
+  // the error state, so its writes flush and fail over now.
+  void takePeerNotices();
   int pickQp(uint64_t key) const { return lanes_.pick(static_cast<uint64_t>(cfg_.peerRank), key); }
   // The header sent in front of chunk `seq`, and the peer's count of landed
   // zero-copy chunks (both in the control block).

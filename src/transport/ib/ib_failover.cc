@@ -6,10 +6,16 @@
 // names (qp_lanes.h says why order and slots stay right); a credit write it
 // lost is written again on a live QP. Logged once per port and process.
 //
+// The peer is told (qp_notice.h), so its end of the QP fails over too
+// instead of waiting out its retries; a notice from the peer does the same
+// here (takePeerNotices, from checkPeer: a stalled wait reads it within a
+// few milliseconds).
+//
 // What does not move: a zero-copy write or a clear-to-send in flight on the
 // failed QP (neither can be identified to resend), and connections under
 // GDR_ENCRYPT (chunks are opened in place, where a second copy could land
 // on a chunk being opened). Those fail as before, naming the QP.
+#include <cstring>
 #include <mutex>
 #include <set>
 #include <utility>
@@ -18,6 +24,7 @@
 #include "core/log.h"
 #include "transport/ib/ib_endpoint.h"
 #include "transport/ib/ib_wr_id.h"
+#include "transport/ib/qp_notice.h"
 
 namespace gdr::transport::ib {
 
@@ -83,6 +90,40 @@ void IbEndpoint::qpDown(int q, const ibv_wc& wc, bool idle) {
     GDR_INFO(kNet, "rank %d: verbs QP %u on %s port %u to rank %d failed (%s), %d QP(s) left",
              cfg_.myRank, wc.qp_num, dev_->name().c_str(), port, cfg_.peerRank,
              dev_->api().wc_status_str(wc.status), lanes_.liveCount());
+  if (!side_) return;
+  const std::string notice = encodeQpDown({q, static_cast<int>(wc.status)});
+  if (side_->sendNotice(notice.data(), notice.size())) ++stats_.noticesSent;
+}
+
+void IbEndpoint::takePeerNotices() {
+  std::string bytes;
+  while (side_->takeNotice(&bytes)) {
+    QpDownNotice n;
+    if (!decodeQpDown(bytes, cfg_.nQps, &n)) {
+      GDR_INFO(kNet, "rank %d: a notice of %zu bytes from rank %d is not a QP-down notice; ignored",
+               cfg_.myRank, bytes.size(), cfg_.peerRank);
+      continue;
+    }
+    // Already down here (both ends saw it), or the last QP: nothing to move
+    // it to, so its own completions fail the connection as without failover.
+    if (!cfg_.failover || cipher_ || !lanes_.live(n.qp) || lanes_.liveCount() < 2) continue;
+    lanes_.markDown(n.qp);
+    ++stats_.qpsDown;
+    ++stats_.noticesTaken;
+    GDR_INFO(kNet,
+             "rank %d: rank %d took its end of verbs QP %u (%d of %d) down (%s); this end (%s port "
+             "%u) flushes and its chunks go over the %d QP(s) left",
+             cfg_.myRank, cfg_.peerRank, qps_[n.qp]->qp_num, n.qp + 1, cfg_.nQps,
+             dev_->api().wc_status_str(static_cast<ibv_wc_status>(n.status)), dev_->name().c_str(),
+             dev_->ports()[lanes_.port(n.qp)].num, lanes_.liveCount());
+    ibv_qp_attr a{};
+    a.qp_state = IBV_QPS_ERR;
+    if (int e = dev_->api().modify_qp(qps_[n.qp], &a, IBV_QP_STATE))
+      GDR_WARN(kNet,
+               "rank %d: ibv_modify_qp(ERR) of QP %u to rank %d failed (%s): its writes fail over "
+               "only after their retries",
+               cfg_.myRank, qps_[n.qp]->qp_num, cfg_.peerRank, std::strerror(e));
+  }
 }
 
 // Chunks of failed QPs, oldest first: one the peer consumed already is done

@@ -25,6 +25,8 @@ const char* checkFrameHdr(const FrameHdr& h) {
   if (h.version != kFrameVersion) return "unsupported frame version";
   if (h.type == kFrameData) return nullptr;
   if (h.type == kFrameAbort) return h.bytes < 4 || h.bytes > kMaxAbortText ? "abort notice of a bad length" : nullptr;
+  if (h.type == kFrameNotice)
+    return h.bytes < 1 || h.bytes > Endpoint::kMaxNotice ? "notice of a bad length" : nullptr;
   return "unknown frame type";
 }
 
@@ -137,7 +139,43 @@ bool SocketEndpoint::readHeader() {
   }
   if (const char* err = checkFrameHdr(inHdr_)) failMalformed(err);
   if (inHdr_.type == kFrameAbort) readAbortAndThrow();
+  if (inHdr_.type == kFrameNotice) {  // kept; the frame after it may be ready too
+    readNotice();
+    inHdrGot_ = 0;
+    return readHeader();
+  }
   return true;
+}
+
+// A notice's few bytes follow its header in the same send: waiting for them
+// is bounded like an abort notice's text.
+void SocketEndpoint::readNotice() {
+  std::string body(static_cast<size_t>(inHdr_.bytes), '\0');  // bounded by checkFrameHdr
+  recvBlocking(body.data(), body.size(), net::Clock::now() + std::chrono::seconds(2));
+  notices_.push_back(std::move(body));
+}
+
+bool SocketEndpoint::takeNotice(std::string* out) {
+  if (notices_.empty()) return false;
+  *out = std::move(notices_.front());
+  notices_.pop_front();
+  return true;
+}
+
+// Between frames only: a data frame half out (or records of it still being
+// sealed) would have the notice's bytes inside it.
+bool SocketEndpoint::sendNotice(const void* data, size_t bytes) noexcept {
+  if (bytes < 1 || bytes > Endpoint::kMaxNotice) return false;
+  if (!sends_.empty() && (outHdrSent_ || sends_.front()->sent || (sealer_ && sealer_->busy())))
+    return false;
+  try {
+    auto deadline = net::Clock::now() + std::chrono::milliseconds(200);
+    FrameHdr h{kFrameMagic, kFrameVersion, kFrameNotice, OpSig{}, bytes};
+    sendBlocking(&h, sizeof(h), data, bytes, deadline);
+    return true;
+  } catch (...) {
+    return false;
+  }
 }
 
 void SocketEndpoint::readAbortAndThrow() {

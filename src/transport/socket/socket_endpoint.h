@@ -4,6 +4,8 @@
 // through a bounded staging buffer and reduce whole elements as they arrive.
 // The next frame's header is read even when no receive is posted, so an
 // abort notice from the peer is seen while this rank waits on anything.
+// Notices (Endpoint::sendNotice) travel as frames of their own between data
+// frames, and are kept until taken.
 //
 // Every header is versioned and checked (checkFrameHdr) before anything it
 // describes is read; a bad one ends the connection with an error naming the
@@ -22,6 +24,7 @@
 #include <chrono>
 #include <deque>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "security/handshake.h"
@@ -32,7 +35,7 @@ namespace gdr::transport::sock {
 
 using net_deadline_t = std::chrono::steady_clock::time_point;
 
-enum FrameType : uint16_t { kFrameData = 1, kFrameAbort = 2 };
+enum FrameType : uint16_t { kFrameData = 1, kFrameAbort = 2, kFrameNotice = 3 };
 constexpr uint32_t kFrameMagic = 0x47445246;  // "GDRF"
 constexpr uint16_t kFrameVersion = 1;
 constexpr size_t kMaxAbortText = 4096;
@@ -66,6 +69,8 @@ class SocketEndpoint final : public Endpoint {
   void reset() noexcept override;
   int pollFd() const override { return fd_; }
   bool wantsWrite() const override { return !sends_.empty(); }
+  bool sendNotice(const void* data, size_t bytes) noexcept override;
+  bool takeNotice(std::string* out) override;
 
  private:
   bool progressSends();
@@ -73,6 +78,7 @@ class SocketEndpoint final : public Endpoint {
   bool readHeader();
   [[noreturn]] void failClosed(int err);
   [[noreturn]] void readAbortAndThrow();
+  void readNotice();
   [[noreturn]] void failMalformed(const char* what);
   // recv()/sendmsg() through the encryption layer when there is one (same
   // return conventions); the plain path is one branch away from the syscall.
@@ -110,6 +116,7 @@ class SocketEndpoint final : public Endpoint {
   size_t inHdrGot_ = 0;
   std::vector<char> stage_;
   size_t staged_ = 0;  // bytes in stage_ not yet reduced (less than one element)
+  std::deque<std::string> notices_;  // received, not taken yet
 
   // Encryption (null when off).
   std::unique_ptr<SealPipe> sealer_;
