@@ -56,6 +56,32 @@ def spread(pattern, lo=0, hi=INF):
     return math.exp(sum(math.log(max(x, 1e-4)) for x in vals) / len(vals))
 
 
+def self_error(pattern, lo=0, hi=INF):
+    """The measurement's own error, in the error table's terms: geometric
+    mean over sizes lo..hi and runs of |run - median of the other runs| /
+    that median, i.e. how well one run predicts the others (None: one run)."""
+    errs, taken = [], set()
+    for glb, slo, shi in sources(pattern):
+        per_run = []
+        for path in sorted(glob.glob(glb)):
+            with open(path) as f:
+                per_run.append({int(r["size"]): float(r["avg_us"]) for r in csv.DictReader(f)})
+        here = set()
+        for i, run in enumerate(per_run):
+            others = per_run[:i] + per_run[i + 1:]
+            for size, v in run.items():
+                if not (lo <= size <= hi and slo <= size <= shi) or size in taken or not others:
+                    continue
+                if all(size in o for o in others):
+                    m = statistics.median(o[size] for o in others)
+                    errs.append(abs(v - m) / m)
+                    here.add(size)
+        taken |= here
+    if not errs:
+        return None
+    return math.exp(sum(math.log(max(x, 1e-4)) for x in errs) / len(errs))
+
+
 def runs(pattern):
     """Runs per source, e.g. "3+4" for a small-size set of 3 runs beside a
     full-range one of 4 (sources that hold no file are left out)."""
