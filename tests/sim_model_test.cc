@@ -3,6 +3,8 @@
 // that throttle a sender, and the symmetric walker against the event walker.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "collectives/schedule.h"
 #include "core/error.h"
 #include "sim/cluster.h"
@@ -11,6 +13,7 @@
 #include "sim/network.h"
 #include "sim/predict.h"
 #include "sim/symmetric.h"
+#include "sim/turns.h"
 
 namespace gdr::sim {
 namespace {
@@ -97,27 +100,35 @@ TEST(SimModel, MaxMinOnAToyTopology) {
   EXPECT_NEAR(maxMinRates(net, {{&eagerPath, 0}})[0], 2.0, 1e-9);
 }
 
+// Every rank copies 1 MB at 1 GB/s after a 10 us launch, `iterations` calls;
+// yield > 0: the ranks take turns on the cores, preempted after `quantum`.
+double copiesTime(int ranks, int cores, int iterations = 1, double yield = 0,
+                  double quantum = 4000) {
+  Cluster c = toyHost(ranks);
+  c.coresPerHost = cores;
+  c.copyGBps = 1.0;
+  c.yieldUs = yield;
+  c.quantumUs = quantum;
+  const Network net(c);
+  EngineInput in;
+  in.cluster = &c;
+  in.net = &net;
+  in.launchUs = 10.0;
+  in.iterations = iterations;
+  coll::Schedule s;
+  coll::Step copy{coll::StepKind::Copy};
+  copy.src = {coll::BufId::Input, 0, 1000000};
+  copy.dst = {coll::BufId::Output, 0, 1000000};
+  in.elemBytes = 1;
+  s.steps.push_back(copy);
+  return runEngine(in, std::vector<coll::Schedule>(static_cast<size_t>(ranks), s)).timeUs;
+}
+
 // Ranks that outnumber the cores time-share them: four ranks copying 1 MB
 // at 1 GB/s each on two cores take twice as long as two would; with a core
 // each, as long as one. The launch is core work too.
 TEST(SimModel, RanksTimeShareTheCores) {
-  auto copyTime = [](int ranks, int cores) {
-    Cluster c = toyHost(ranks);
-    c.coresPerHost = cores;
-    c.copyGBps = 1.0;
-    const Network net(c);
-    EngineInput in;
-    in.cluster = &c;
-    in.net = &net;
-    in.launchUs = 10.0;
-    coll::Schedule s;
-    coll::Step copy{coll::StepKind::Copy};
-    copy.src = {coll::BufId::Input, 0, 1000000};
-    copy.dst = {coll::BufId::Output, 0, 1000000};
-    in.elemBytes = 1;
-    s.steps.push_back(copy);
-    return runEngine(in, std::vector<coll::Schedule>(static_cast<size_t>(ranks), s)).timeUs;
-  };
+  auto copyTime = [](int ranks, int cores) { return copiesTime(ranks, cores); };
   EXPECT_NEAR(copyTime(2, 2), 1010.0, 1e-6);
   EXPECT_NEAR(copyTime(4, 4), 1010.0, 1e-6);
   EXPECT_NEAR(copyTime(4, 2), 2020.0, 1e-6);
@@ -145,6 +156,59 @@ TEST(SimModel, SharedCoresBoundADeepChain) {
   // (the first half of the calls is warm-up; a little run-ahead remains)
   EXPECT_GT(t, copies * 0.9);
   EXPECT_LT(t, copies * 1.15);
+}
+
+// Ranks taking turns: the same independent copies cost what the shared cores
+// cost (2 ranks per core run one after the other, preempted or not), and a
+// core whose ranks all yielded in a row picks the rotation up at its phase.
+TEST(SimModel, RanksTakeTurnsOnTheCores) {
+  auto copyTime = [](int ranks, int cores, double quantum) {
+    return copiesTime(ranks, cores, 8, 1.0, quantum);
+  };
+  // (preempted every 100 or 300 us: the ranks of a core alternate)
+  EXPECT_NEAR(copyTime(4, 2, 100), 2020.0, 40.0);
+  EXPECT_NEAR(copyTime(4, 2, 300), 2020.0, 40.0);
+  EXPECT_NEAR(copyTime(8, 2, 100), 4040.0, 80.0);
+  // Never preempted (a quantum past all 8 calls): rank 0 runs its calls
+  // back to back, the steady period is one rank's call.
+  EXPECT_NEAR(copyTime(4, 2, 1e9), 1010.0, 1e-6);
+
+  Cluster c = toyHost(3);
+  c.coresPerHost = 1;
+  c.yieldUs = 0.5;  // x (3 ranks per core - 1): a turn handed on costs 1 us
+  Turns t(c, 3);
+  const std::vector<Turns::Next> first = t.start();
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].rank, 0);
+  EXPECT_EQ(t.pass(0, 1.0, true, true).rank, 1);
+  EXPECT_EQ(t.pass(1, 2.0, true, true).rank, 2);
+  EXPECT_EQ(t.pass(2, 3.0, true, true).rank, -1);  // a round of dry yields: idle from 3
+  // Turns from 3: rank 0 at 3, 6; rank 1 at 4, 7; rank 2 at 5: at 4.5 it is 2's.
+  const Turns::Next w = t.wake(1, 4.5);
+  EXPECT_EQ(w.rank, 2);
+  EXPECT_NEAR(w.t, 5.0, 1e-9);
+  EXPECT_EQ(t.pass(2, 6.0, true, true).rank, 0);
+  EXPECT_EQ(t.pass(0, 7.0, true, true).rank, 1);
+}
+
+// Small messages on oversubscribed cores: every wait that finds nothing costs
+// a yield, so the time grows with yield_us; with a core per rank it is unused.
+TEST(SimModel, YieldsCostOnlyWhereRanksOutnumberCores) {
+  auto time = [](int cores, double yield) {
+    Cluster c = toyHost(8);
+    c.coresPerHost = cores;
+    c.link[static_cast<int>(LinkClass::Shm)].latencyUs = 0.3;
+    c.sendUs = 0.25;
+    c.yieldUs = yield;
+    Query q;
+    q.kind = coll::CollKind::AllReduce;
+    q.bytes = 64;
+    return predict(c, q).timeUs;
+  };
+  std::printf("8 ranks on 2 cores, 64 B all-reduce: %.2f us (yield 0.5 us), %.2f us (yield 2 us)\n",
+              time(2, 0.5), time(2, 2.0));
+  EXPECT_GT(time(2, 2.0), time(2, 0.5) * 1.1);
+  EXPECT_NEAR(time(8, 2.0), time(8, 0.5), 1e-9);
 }
 
 // Past far_bytes the memory rates drop again by far_factor.

@@ -6,12 +6,14 @@ closed-form first guesses), so the model that is validated is the model
 that was fitted.
 
 Calibration series (the validation reports them apart, see validate.py):
-  host   (bench/results/sim/host-quiet, the quiet machine)
+  host   (bench/results/sim/host-quiet2-small below 1 MiB, host-quiet2 from
+         1 MiB: the lead's quiet runs of main aac89ef)
          np 1 all-reduce (call cost, memcpy in and out of cache),
          np 2 broadcast (per-message cost, eager and single-copy rates),
          np 2 all-reduce (latency: each call waits for the other rank's),
-         np 2 reduce (reduction rates), np 4 and np 8 broadcast (ranks
-         time-sharing 2 cores: the wake-up cost sched_us)
+         np 2 reduce (reduction rates), np 2 all-to-all-v (its schedule
+         built per call, build_us), np 4 and np 8 all-reduce (ranks taking
+         turns on 2 cores: the cost of a yield, yield_us)
   2xH200 all-gather and broadcast (kernel launch, NVLink stores),
          reduce-scatter (kernel reduction rate), send/recv ping-pong 8 B
   socket np 2 broadcast and all-reduce from 1 MiB over 1 Gbit/s shaped
@@ -25,14 +27,15 @@ import math
 import os
 import re
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 
-from simdata import REPO, SIM_RESULTS, medians, predict
+from simdata import HOST_DIRS, REPO, SIM_RESULTS, host_series, medians, predict
 
-HOST = os.path.join(SIM_RESULTS, "host-quiet")
+HOST = HOST_DIRS[0][0]  # the held host set's folders (simdata.HOST_DIRS)
 H200 = os.path.join(SIM_RESULTS, "h200x2")
 
 HOST_SERIES = [("allreduce", 1, "np1"), ("bcast", 2, "np2"), ("allreduce", 2, "np2"), ("reduce", 2, "np2"),
-               ("bcast", 4, "np4"), ("bcast", 8, "np8")]
+               ("alltoallv", 2, "np2"), ("allreduce", 4, "np4"), ("allreduce", 8, "np8")]
 H200_SERIES = [("allgather", 2), ("bcast", 2), ("reducescatter", 2)]
 SOCKET = os.path.join(SIM_RESULTS, "socket")
 # The shaped-link set (socket/cluster.txt): measured under load, so only
@@ -44,7 +47,8 @@ SOCKET_MIN = 1 << 20
 HOST_PARAMS = [
     ("launch_us", 0.1, False), ("send_us", 0.05, False), ("link.shm.latency_us", 0.2, False), ("link.shm.gbps", 5.0, False),
     ("link.shm_cma.latency_us", 1.0, False), ("link.shm_cma.gbps", 8.0, False), ("copy_gbps", 30.0, False),
-    ("reduce_gbps", 10.0, False), ("sched_us", 2.0, False), ("spin_us", 1.0, False), ("cache_bytes", 4 << 20, True),
+    ("reduce_gbps", 10.0, False), ("yield_us", 0.6, False), ("lane_us", 0.2, False), ("build_us", 0.05, False),
+    ("cache_bytes", 4 << 20, True),
     ("mem.shm_gbps", 2.0, False), ("mem.shm_cma_gbps", 3.0, False), ("mem.copy_gbps", 3.0, False),
     ("mem.reduce_gbps", 3.0, False), ("far_bytes", 128 << 20, True), ("far_factor", 0.6, False),
 ]
@@ -53,6 +57,17 @@ H200_PARAMS = [("kernel.launch_us", 7.5, False), ("kernel.store_gbps", 300.0, Fa
 # First guesses: the tbf ceiling of a 1 Gbit/s link (1448 payload bytes of
 # every 1514-byte frame) and a veth + TCP round of tens of microseconds.
 SOCKET_PARAMS = [("link.socket.gbps", 1e9 / 8 * 1448 / 1514 / 1e9, False), ("link.socket.latency_us", 50.0, False)]
+
+
+def host_series_of(ranks, coll):
+    return host_series(HOST, ranks, coll)
+
+
+def calibration_rows():
+    """The error table's rows that are calibration inputs (validate.py)."""
+    rows = {("host np%d" % r, c) for c, r, _ in HOST_SERIES if r > 1}
+    rows |= {("socket np%d" % r, c) for c, r in SOCKET_SERIES}
+    return rows | {("2xH200", c) for c, _ in H200_SERIES}
 
 
 def write(path, values, extra=""):
@@ -68,8 +83,11 @@ def loss(gdr_sim, values, series, cluster, fixed, min_size=0):
     write(path, dict(fixed, **values))
     err, n = 0.0, 0
     try:
-        for coll, ranks, meas in series:
-            pred = predict(gdr_sim, coll, cluster, ranks, list(meas), calibration=path)
+        # Two gdr-sim calls at once: the machine has two cores.
+        with ThreadPoolExecutor(2) as pool:
+            preds = list(pool.map(lambda s: predict(gdr_sim, s[0], cluster, s[1], list(s[2]), calibration=path),
+                                  series))
+        for (coll, ranks, meas), pred in zip(series, preds):
             for s, m in meas.items():
                 if s >= min_size and s in pred and m > 0 and pred[s][0] > 0:
                     err += math.log(pred[s][0] / m) ** 2
@@ -92,7 +110,7 @@ def rate(meas, lo, hi, base=0.0):
 
 def host_guesses(series):
     """Closed-form first guesses from the calibration series."""
-    np1, b2, a2, r2, b4 = (m for _, _, m in series[:5])
+    np1, b2, a2, r2 = (m for _, _, m in series[:4])
     g = {}
     g["launch_us"] = band(np1, 4, 1024)
     g["send_us"] = max(0.01, band(b2, 4, 64) - g["launch_us"])
@@ -107,9 +125,10 @@ def host_guesses(series):
     red = rate(r2, 16 << 10, 128 << 10, band(r2, 4, 64))
     g["reduce_gbps"] = 1.0 / max(1e-3, 1.0 / red - 1.0 / g["link.shm.gbps"]) if red else 10.0
     g["mem.reduce_gbps"] = g["mem.copy_gbps"]
-    g["sched_us"] = max(0.05, (band(b4, 4, 64) - g["launch_us"]) / 2 - g["link.shm.latency_us"])
+    g["yield_us"] = 0.6
+    g["lane_us"] = 0.2
+    g["build_us"] = 0.05
     g["cache_bytes"] = 4 << 20
-    g["spin_us"] = 1.0
     g["far_bytes"] = 128 << 20
     g["far_factor"] = 0.6
     return g
@@ -149,7 +168,7 @@ def main():
     ap.add_argument("--sweeps", type=int, default=6)
     a = ap.parse_args()
 
-    host_series = [(c, r, medians(os.path.join(HOST, d, c + ".run*.csv"))) for c, r, d in HOST_SERIES]
+    host_series = [(c, r, medians(host_series_of(r, c))) for c, r, _ in HOST_SERIES]
     h200_series = [(c, r, medians(os.path.join(H200, c + ".csv"))) for c, r in H200_SERIES]
     nominal = {"calibration": os.path.join(SIM_RESULTS, "nominal-network.txt")}
     # The host fit leaves the kernel keys alone and vice versa.
@@ -175,7 +194,8 @@ def main():
     nvl = {"link.nvlink.gbps": kern["kernel.store_gbps"],
            "link.nvlink.latency_us": max(0.1, pp / 2 - kern["kernel.launch_us"]) if pp else 1.0}
     head = ("# gdr-sim calibration, written by scripts/sim/calibrate.py on %s UTC from\n"
-            "# bench/results/sim/host-quiet (np 1 allreduce, np 2 bcast + allreduce + reduce, np 4 + 8 bcast; medians of the runs)\n"
+            "# bench/results/sim/host-quiet2-small + host-quiet2 (np 1 allreduce, np 2 bcast + allreduce + reduce + alltoallv,\n"
+            "# np 4 + 8 allreduce; medians of the runs)\n"
             "# and bench/results/sim/h200x2 (allgather, bcast, reducescatter; h200x2.md ping-pong 8 B).\n"
             "# and bench/results/sim/socket (np 2 bcast + allreduce from 1 MiB: link.socket.*, 1 Gbit/s shaped veths).\n"
             "# Fit: rms log error host %.3f, 2xH200 %.3f, socket %.3f. Do not edit by hand: rerun the script.\n"

@@ -59,7 +59,7 @@ def validation(a):
             pts = r["points"]
             xs = [p["size"] for p in pts]
             ax.plot(xs, [busbw(r["coll"], n, p["size"], p["measured_us"]) for p in pts], "o-", ms=3,
-                    label="measured (median of %d)" % r["runs"])
+                    label="measured (median of %s)" % r["runs"])
             ax.plot(xs, [busbw(r["coll"], n, p["size"], p["predicted_us"]) for p in pts], "s--", ms=3,
                     label="gdr-sim")
             ax.set_xscale("log", base=2)

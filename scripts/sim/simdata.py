@@ -12,34 +12,81 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SIM_RESULTS = os.path.join(REPO, "bench", "results", "sim")
 
 
+SMALL_MAX = (1 << 20) - 1  # the small band (bar 15%) ends below 1 MiB
+INF = 1 << 62
+
+
+def sources(pat):
+    """A measured series: one CSV glob (one file per run), or a list of
+    (glob, min size, max size): each size is read from the first source
+    whose range holds it and that measured it (a small-size set with many
+    iterations beside a full-range one)."""
+    return [(pat, 0, INF)] if isinstance(pat, str) else pat
+
+
+def _by_size(pat, keep_failed=False):
+    out = {}
+    for glb, lo, hi in sources(pat):
+        here = {}
+        for path in sorted(glob.glob(glb)):
+            with open(path) as f:
+                for row in csv.DictReader(f):
+                    if not keep_failed and row.get("check", "-") == "FAIL":
+                        continue
+                    s = int(row["size"])
+                    if lo <= s <= hi and s not in out:
+                        here.setdefault(s, []).append(float(row["avg_us"]))
+        out.update(here)
+    return dict(sorted(out.items()))
+
+
 def medians(pattern):
-    """{size: median avg_us} over every CSV matching pattern (one per run)."""
-    by_size = {}
-    for path in sorted(glob.glob(pattern)):
-        with open(path) as f:
-            for row in csv.DictReader(f):
-                if row.get("check", "-") == "FAIL":
-                    continue
-                by_size.setdefault(int(row["size"]), []).append(float(row["avg_us"]))
-    return {s: statistics.median(v) for s, v in sorted(by_size.items())}
+    """{size: median avg_us} over every run of the series (see sources)."""
+    return {s: statistics.median(v) for s, v in _by_size(pattern).items()}
 
 
-def spread(pattern):
-    """Geometric mean over sizes of (max - min) / median across the runs:
-    how far the measurement itself moves from run to run (None: one run)."""
-    by_size = {}
-    for path in sorted(glob.glob(pattern)):
-        with open(path) as f:
-            for row in csv.DictReader(f):
-                by_size.setdefault(int(row["size"]), []).append(float(row["avg_us"]))
-    vals = [(max(v) - min(v)) / statistics.median(v) for v in by_size.values() if len(v) > 1]
+def spread(pattern, lo=0, hi=INF):
+    """Geometric mean over sizes lo..hi of (max - min) / median across the
+    runs: how far the measurement itself moves from run to run (None: one
+    run)."""
+    vals = [(max(v) - min(v)) / statistics.median(v) for s, v in _by_size(pattern, True).items()
+            if lo <= s <= hi and len(v) > 1]
     if not vals:
         return None
     return math.exp(sum(math.log(max(x, 1e-4)) for x in vals) / len(vals))
 
 
+def self_error(pattern, lo=0, hi=INF):
+    """The measurement's own error, in the error table's terms: geometric
+    mean over sizes lo..hi and runs of |run - median of the other runs| /
+    that median, i.e. how well one run predicts the others (None: one run)."""
+    errs, taken = [], set()
+    for glb, slo, shi in sources(pattern):
+        per_run = []
+        for path in sorted(glob.glob(glb)):
+            with open(path) as f:
+                per_run.append({int(r["size"]): float(r["avg_us"]) for r in csv.DictReader(f)})
+        here = set()
+        for i, run in enumerate(per_run):
+            others = per_run[:i] + per_run[i + 1:]
+            for size, v in run.items():
+                if not (lo <= size <= hi and slo <= size <= shi) or size in taken or not others:
+                    continue
+                if all(size in o for o in others):
+                    m = statistics.median(o[size] for o in others)
+                    errs.append(abs(v - m) / m)
+                    here.add(size)
+        taken |= here
+    if not errs:
+        return None
+    return math.exp(sum(math.log(max(x, 1e-4)) for x in errs) / len(errs))
+
+
 def runs(pattern):
-    return len(glob.glob(pattern))
+    """Runs per source, e.g. "3+4" for a small-size set of 3 runs beside a
+    full-range one of 4 (sources that hold no file are left out)."""
+    n = [len(glob.glob(g)) for g, _, _ in sources(pattern)]
+    return "+".join(str(k) for k in n if k)
 
 
 def predict(gdr_sim, coll, cluster, ranks, sizes, calibration=None, sets="", tuning=None):
@@ -65,20 +112,31 @@ def predict(gdr_sim, coll, cluster, ranks, sizes, calibration=None, sets="", tun
 COLLS = ["allreduce", "allgather", "reducescatter", "bcast", "reduce", "alltoall", "alltoallv"]
 
 
-# Host-memory sets: (folder under bench/results/sim, name in the table,
-# whether the error bar applies). The quiet set is the one the model is
-# calibrated on and held to; the loaded set (other builds on the 2 cores,
-# load 8-22) and the 2026-11-29 one (an older build and selector, one run)
-# are reported beside it.
-HOST_DIRS = [("host-quiet", "host", True), ("host", "host-loaded", False), ("host-quiet-1129", "host-1129", False)]
+# Host-memory sets: (folders under bench/results/sim, name in the table,
+# whether the error bar applies). The held set is the lead's quiet run on
+# main aac89ef: below 1 MiB from host-quiet2-small (--iters 2000, three
+# runs), from 1 MiB from host-quiet2 (--iters 100, four runs). Beside it,
+# not held: the earlier quiet set of main b5bb831 (an older host call path,
+# 2-3x slower at small sizes), the loaded set (other builds on the 2 cores,
+# load 8-22) and the 2026-11-29 one (an older build and selector).
+HOST_DIRS = [(("host-quiet2-small", "host-quiet2"), "host", True), (("host-quiet",), "host-b5bb831", False),
+             (("host",), "host-loaded", False), (("host-quiet-1129",), "host-1129", False)]
+
+
+def host_series(folders, np_, coll):
+    """The series of one host set (see HOST_DIRS) for np_ ranks and coll."""
+    if len(folders) == 1:
+        return os.path.join(SIM_RESULTS, folders[0], "np%d" % np_, coll + ".run*.csv")
+    small, large = (os.path.join(SIM_RESULTS, f, "np%d" % np_, coll + ".run*.csv") for f in folders)
+    return [(small, 0, SMALL_MAX), (large, 0, INF)]
 
 
 def host_sets():
     sets = []
-    for folder, label, _ in HOST_DIRS:
+    for folders, label, _ in HOST_DIRS:
         for np_ in (2, 4, 8):
             for coll in COLLS:
-                pat = os.path.join(SIM_RESULTS, folder, "np%d" % np_, coll + ".run*.csv")
+                pat = host_series(folders, np_, coll)
                 if runs(pat):
                     sets.append(("%s np%d" % (label, np_), coll, "host-shm", np_, pat))
     return sets
@@ -87,26 +145,51 @@ def host_sets():
 def in_bar(set_name, band="large"):
     """Whether the error bar applies to a set's band ("small": below 1 MiB,
     "large": from 1 MiB; see HOST_DIRS and socket_sets)."""
-    if set_name.startswith("socket "):
-        return band == "large"
+    for _, label, held in SOCKET_DIRS:
+        if set_name.startswith(label + " "):
+            return held and band == "large"
+    if set_name.startswith("vm "):
+        return False
     for _, label, bar in HOST_DIRS:
         if set_name.startswith(label + " "):
             return bar
     return True
 
 
+# Socket sets: (folder, name, whether sizes from 1 MiB are held to the bar).
+# `socket` is this session's run of main aac89ef (load 7-17 from other
+# helpers' builds), `socket-early` the 2026-12-01 10:23 run of an earlier
+# main (load 12-26), kept beside it.
+SOCKET_DIRS = [("socket", "socket", True), ("socket-early", "socket-early", False)]
+
+
 def socket_sets():
     """The emulated hosts over 1 Gbit/s shaped links (bench/results/cluster.md),
-    measured at load 12-26: below 1 MiB the times are that load (0.3-3 ms
-    per message), so only sizes from 1 MiB, where the shaped rate dominates,
-    are held to the bar."""
+    measured under load: below 1 MiB the times are that load (0.3-3 ms per
+    message), so only sizes from 1 MiB, where the shaped rate dominates, are
+    held to the bar."""
     sets = []
     desc = os.path.join(SIM_RESULTS, "socket", "cluster.txt")
-    for np_ in (2, 4):
-        for coll in COLLS:
-            pat = os.path.join(SIM_RESULTS, "socket", "np%d" % np_, coll + ".run*.csv")
-            if runs(pat):
-                sets.append(("socket np%d" % np_, coll, desc, np_, pat))
+    for folder, label, _ in SOCKET_DIRS:
+        for np_ in (2, 4):
+            for coll in COLLS:
+                pat = os.path.join(SIM_RESULTS, folder, "np%d" % np_, coll + ".run*.csv")
+                if runs(pat):
+                    sets.append(("%s np%d" % (label, np_), coll, desc, np_, pat))
+    return sets
+
+
+def vm_sets():
+    """The Soft-RoCE VM (scripts/rxe, QEMU TCG with 2 vCPUs on this
+    machine): two ranks, one per rxe device, over verbs (vm/cluster.txt,
+    vm/README.md). Not held: its times are not the link's (TCG's emulated
+    CPU under host load; 4 MiB took 1.56 x the 1 MiB time)."""
+    sets = []
+    desc = os.path.join(SIM_RESULTS, "vm", "cluster.txt")
+    for coll in COLLS:
+        pat = os.path.join(SIM_RESULTS, "vm", "np2", coll + ".run*.csv")
+        if runs(pat):
+            sets.append(("vm np2", coll, desc, 2, pat))
     return sets
 
 

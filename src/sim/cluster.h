@@ -72,6 +72,19 @@ struct Cluster {
   // Core time a receiver burns spinning before it yields, per receive that
   // has to wait, where ranks time-share the cores (GDR_SPIN_BEFORE_YIELD).
   double spinUs = 0;
+  // Where ranks outnumber cores and yield_us > 0, the ranks run in turns
+  // (sim/turns.h) instead of sharing the cores as flows: a failed poll and
+  // its sched_yield cost yield_us of the core, and a rank that works longer
+  // than quantum_us is preempted when another of its core's ranks waits
+  // (spin_us and sched_us are then not used).
+  double yieldUs = 0;
+  // An eager shm message on the main lane (above small_lane_bytes): receiver
+  // CPU per message, x ranks per core where they outnumber the cores.
+  double laneUs = 0;
+  // A call whose schedule is not cached (all-to-all-v: its counts change
+  // per call) builds it: per step of the rank's list.
+  double buildUs = 0;
+  double quantumUs = 4000;  // one scheduler tick at HZ=250 (a task runs out its slice to the tick)
   // Host memory rates above hold while a call's buffers (all ranks of a host
   // together) fit in cache_bytes; beyond it each byte that does not fit
   // moves at the *_mem rate instead (a harmonic blend, see effectiveRates).

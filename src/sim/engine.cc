@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "sim/maxmin.h"
 #include "sim/step_cost.h"
+#include "sim/turns.h"
 
 namespace gdr::sim {
 namespace {
@@ -26,7 +27,7 @@ struct Msg {
 
 struct Event {
   double t;
-  int type;  // 0 resume rank, 1 start flow, 2 flows may have finished, 3 frozen flow done
+  int type;  // 0 resume rank, 1 start flow, 2 flows may have finished, 3 frozen flow done, 4 turn
   int id;
   uint64_t version;
   bool operator>(const Event& o) const { return t > o.t; }
@@ -48,13 +49,20 @@ class Sim {
         flat_(c_),
         cost_(cpuShared_ ? flat_ : c_),
         cpuTask_(n_, -1),
-        launchPending_(n_, 1) {
+        launchPending_(n_, 1),
+        useTurns_(cpuShared_ && c_.yieldUs > 0),
+        turns_(c_, n_),
+        lat_(useTurns_ ? flat_ : c_) {
     linkFlows_.assign(static_cast<size_t>(in.net->numLinks()), 0.0);
     flat_.coresPerHost = 0;  // the cores are shared through cpuPath, not by a factor
   }
 
   EngineResult run() {
-    for (int r = 0; r < n_; ++r) push({0.0, 0, r, 0});
+    if (useTurns_) {
+      for (const Turns::Next& nx : turns_.start()) give(nx);
+    } else {
+      for (int r = 0; r < n_; ++r) push({0.0, 0, r, 0});
+    }
     while (!q_.empty()) {
       Event e = q_.top();
       q_.pop();
@@ -62,6 +70,17 @@ class Sim {
       now_ = e.t;
       switch (e.type) {
         case 0:
+          if (useTurns_)
+            give(turns_.wake(e.id, now_));
+          else
+            advance(e.id);
+          break;
+        case 4:
+          if (fresh_[e.id]) {
+            mark_[e.id] = progress_[e.id];
+            turnStart_[e.id] = now_;
+          }
+          fresh_[e.id] = 0;
           advance(e.id);
           break;
         case 1:
@@ -143,6 +162,11 @@ class Sim {
 
   void maybeStart(int id) {
     Msg& m = msgs_[id];
+    if (useTurns_ && m.path.cls == LinkClass::ShmCma && !m.cpu) {
+      // The receiver copies it (process_vm_readv) in its turn: tell it.
+      if (!m.started && m.sendPost >= 0) push({m.sendPost, 0, m.dst, 0});
+      return;
+    }
     if (m.started || m.sendPost < 0 || (!m.isEager && m.recvPost < 0)) return;
     m.started = true;
     push({m.isEager ? m.sendPost : std::max(m.sendPost, m.recvPost), 1, id, 0});
@@ -153,6 +177,23 @@ class Sim {
   // the other ranks' work and the host's shm copies): false while the rank
   // waits for it (resumed by its end, when this returns true).
   bool cpu(int r, double& t, double us) {
+    if (useTurns_ && us > 0) {
+      // On the rank's own core, which it holds; preempted when its turn
+      // has run a quantum and another rank of the core is queued.
+      double& left = workLeft_[r];
+      if (left < 0) left = us;
+      ++progress_[r];
+      const double slice = turnStart_[r] + turns_.quantumUs() - t;
+      if (left > slice && turns_.contended(r)) {
+        t += std::max(0.0, slice);
+        left -= std::max(0.0, slice);
+        give(turns_.pass(r, t, true, false));
+        return false;
+      }
+      t += left;
+      left = -1;
+      return true;
+    }
     if (!cpuShared_ || us <= 0) {
       t += us;
       return true;
@@ -193,12 +234,17 @@ class Sim {
         // taken the data.
         if (unsent_[r] > 0) {
           endWait_[r] = 1;
+          yieldWait(r, t);
           return;
         }
         endWait_[r] = 0;
         if (iter_[r] == warmup()) firstFinish_ = std::max(firstFinish_, t);
-        if (iter_[r] + 1 >= iters()) return;
+        if (iter_[r] + 1 >= iters()) {
+          if (useTurns_) give(turns_.pass(r, t, false, false));  // its calls are done
+          return;
+        }
         ++iter_[r];
+        ++progress_[r];
         pc_[r] = 0;
         launchPending_[r] = 1;
         continue;
@@ -210,9 +256,14 @@ class Sim {
         case StepKind::Send: {
           const uint64_t pair = key(r, st.peer);
           const bool same = c_.hostOf(r) == c_.hostOf(st.peer);
+          if (copied_[r]) {  // its copy into the slots is done (it held its core for it)
+            copied_[r] = 0;
+            break;
+          }
           const int need = eager(c_, in_.kind, bytes, same) ? slotsFor(bytes) : 0;
           if (need > 0 && slotsUsed_[pair] + need > c_.slots) {
             blockedOn_[r] = pair;  // resumed when the receiver frees slots
+            yieldWait(r, t);
             return;
           }
           blockedOn_[r] = kNone;
@@ -222,6 +273,10 @@ class Sim {
           msgs_[id].sendPost = t;
           if (!msgs_[id].isEager) ++unsent_[r];
           maybeStart(id);
+          if (useTurns_ && msgs_[id].path.cls == LinkClass::Shm) {
+            holding_[r] = id;  // the sender copies it into the slots on its core
+            return;
+          }
           break;
         }
         case StepKind::Recv:
@@ -231,7 +286,27 @@ class Sim {
             msgs_[id].recvPost = t;
             waiting_[r] = id;
             maybeStart(id);
-            spinning_[r] = cpuShared_ && c_.spinUs > 0;
+            spinning_[r] = cpuShared_ && !useTurns_ && c_.spinUs > 0;
+          }
+          if (useTurns_) {
+            Msg& m = msgs_[waiting_[r]];
+            if (m.path.cls == LinkClass::ShmCma && !m.started) {
+              if (m.sendPost < 0 || m.sendPost > t) {
+                if (m.sendPost > t) push({m.sendPost, 0, r, 0});
+                yieldWait(r, t);
+                return;
+              }
+              m.started = true;  // the single copy, on the receiver's core
+              push({t, 1, waiting_[r], 0});
+              holding_[r] = waiting_[r];
+              return;
+            }
+            if (holding_[r] >= 0) return;
+            if (!m.done || m.arrival > t) {
+              if (m.done) push({m.arrival, 0, r, 0});
+              yieldWait(r, t);
+              return;
+            }
           }
           if (spinning_[r]) {
             // A receiver whose message is not in yet spins on a core before
@@ -247,7 +322,8 @@ class Sim {
             // After the arrival: the eager copy out of the slots, the reduction.
             double work = st.kind == StepKind::RecvReduce ? reduceUs(cost_, bytes) : 0.0;
             if (cpuTask_[r] < 0) t = std::max(t, m.arrival);
-            if (m.isEager) work += sendUs(cost_) + copyOutUs(cost_, m.path, bytes);
+            if (m.isEager)
+              work += sendUs(cost_) + copyOutUs(cost_, m.path, bytes) + laneUs(c_, m.path, bytes);
             if (!cpu(r, t, work)) return;
           } else {
             t = receiveDoneUs(c_, st, bytes, t, m.arrival, m.isEager, m.recvPost, m.path);
@@ -262,7 +338,26 @@ class Sim {
           break;
       }
       ++pc_[r];
+      ++progress_[r];
     }
+  }
+
+  // Rank r cannot go on: where ranks take turns it first runs to its own
+  // clock (it holds the core till then), then yields its core.
+  void yieldWait(int r, double& t) {
+    if (!useTurns_) return;
+    if (t > now_ + 1e-9) {
+      push({t, 4, r, 0});
+      return;
+    }
+    const bool dry = progress_[r] == mark_[r];
+    t += turns_.yieldUs();
+    give(turns_.pass(r, t, true, dry));
+  }
+  void give(const Turns::Next& nx) {
+    if (nx.rank < 0) return;
+    fresh_[nx.rank] = 1;
+    push({nx.t, 4, nx.rank, 0});
   }
 
   void startFlow(int id) {
@@ -296,7 +391,20 @@ class Sim {
   void finishAt(int id, double t) {
     Msg& m = msgs_[id];
     m.done = true;
-    m.arrival = m.cpu ? t : t + latencyUs(c_, m.path, m.bytes);
+    m.arrival = m.cpu ? t : t + latencyUs(lat_, m.path, m.bytes);
+    if (useTurns_ && !m.cpu) {
+      // The rank that held its core for the copy goes on: the sender once
+      // the data is in the slots, the receiver once it has it.
+      if (holding_[m.src] == id) {
+        holding_[m.src] = -1;
+        copied_[m.src] = 1;
+        push({t, 4, m.src, 0});
+      }
+      if (holding_[m.dst] == id) {
+        holding_[m.dst] = -1;
+        push({std::max(m.arrival, now_), 4, m.dst, 0});
+      }
+    }
     if (!m.cpu && !m.isEager && --unsent_[m.src] == 0 && endWait_[m.src])
       push({std::max(m.arrival, now_), 0, m.src, 0});
     if (waiting_[m.dst] == id || cpuTask_[m.dst] == id)
@@ -356,6 +464,16 @@ class Sim {
   std::vector<int> unsent_ = std::vector<int>(static_cast<size_t>(n_), 0);      // sends not arrived
   std::vector<char> endWait_ = std::vector<char>(static_cast<size_t>(n_), 0);   // waits on unsent_
   size_t cpuTasks_ = 0;
+  bool useTurns_;  // ranks take turns on their cores (sim/turns.h)
+  Turns turns_;
+  const Cluster& lat_;  // latencies: without sched_us where ranks take turns
+  std::vector<double> workLeft_ = std::vector<double>(static_cast<size_t>(n_), -1.0);
+  std::vector<int> holding_ = std::vector<int>(static_cast<size_t>(n_), -1);  // copy it drives
+  std::vector<char> copied_ = std::vector<char>(static_cast<size_t>(n_), 0);  // its send copied
+  std::vector<char> fresh_ = std::vector<char>(static_cast<size_t>(n_), 0);   // a new turn
+  std::vector<uint64_t> progress_ = std::vector<uint64_t>(static_cast<size_t>(n_), 0);
+  std::vector<uint64_t> mark_ = std::vector<uint64_t>(static_cast<size_t>(n_), 0);
+  std::vector<double> turnStart_ = std::vector<double>(static_cast<size_t>(n_), 0.0);
   std::unordered_map<uint64_t, size_t> sendCount_, recvCount_;
   std::unordered_map<uint64_t, std::vector<int>> pairs_;
   std::vector<Msg> msgs_;

@@ -121,6 +121,12 @@ Prediction predict(const Cluster& given, const Query& q) {
     in.kind = q.kind;
     in.elemBytes = q.elemBytes;
     in.launchUs = c.device ? c.kernelLaunchUs : c.launchUs;
+    // All-to-all-v's schedule is built on every call (never cached).
+    if (q.kind == CollKind::AllToAllv && c.buildUs > 0) {
+      coll::CollArgs a = args;
+      a.rank = 0;
+      in.launchUs += c.buildUs * static_cast<double>(coll::build(algo, a).steps.size());
+    }
     bool done = false;
     if (q.walker == "symmetric" || (q.walker == "auto" && n > kEventRanks)) {
       done = runSymmetric(in, algo, args, &r);

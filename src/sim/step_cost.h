@@ -33,6 +33,13 @@ inline double localStepUs(const Cluster& c, const coll::Step& st, size_t bytes) 
   const bool inPlace = st.src.buf == st.dst.buf && st.src.offset == st.dst.offset;
   return inPlace ? 0.0 : copyUs(c, bytes);
 }
+// An eager shm message above the small lane's slot size takes the main lane:
+// its receiver touches the slot's payload lines, colder the more ranks share
+// a core's caches (x ranks per core where they outnumber the cores).
+inline double laneUs(const Cluster& c, const Path& p, size_t bytes) {
+  if (c.device || p.cls != LinkClass::Shm || bytes <= c.smallLaneBytes) return 0.0;
+  return c.laneUs * c.oversub();
+}
 // A late receiver of an eager host message still copies it out of the slots.
 inline double copyOutUs(const Cluster& c, const Path& p, size_t bytes) {
   if (c.device || p.cls != LinkClass::Shm || p.flowCapGBps <= 0) return 0.0;
@@ -46,7 +53,7 @@ inline double receiveDoneUs(const Cluster& c, const coll::Step& st, size_t bytes
                             double arrival, bool isEager, double recvPost, const Path& p) {
   t = t > arrival ? t : arrival;
   if (isEager) {
-    const double own = recvPost + sendUs(c) + copyOutUs(c, p, bytes);
+    const double own = recvPost + sendUs(c) + copyOutUs(c, p, bytes) + laneUs(c, p, bytes);
     t = t > own ? t : own;
   }
   if (st.kind == coll::StepKind::RecvReduce) t += reduceUs(c, bytes);
