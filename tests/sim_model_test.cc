@@ -98,6 +98,16 @@ TEST(SimModel, MaxMinOnAToyTopology) {
   // single-copy rate (2 GB/s): 2 / 2 of a core per GB/s, so 2 GB/s on 2 cores.
   const Path eagerPath = net.path(0, 1, false);
   EXPECT_NEAR(maxMinRates(net, {{&eagerPath, 0}})[0], 2.0, 1e-9);
+  // With cma_mem_gbps the single-copy reads of a host share its memory too:
+  // two at once on 2 cores (2 GB/s each alone) get 3 / 2 each.
+  c.cmaMemGBps = 3.0;
+  const Network shared(c);
+  const Path a = shared.path(0, 1, true), b = shared.path(2, 3, true);
+  r = maxMinRates(shared, {{&a, a.flowCapGBps}, {&b, b.flowCapGBps}});
+  EXPECT_NEAR(r[0], 1.5, 1e-9);
+  EXPECT_NEAR(r[1], 1.5, 1e-9);
+  const Path e = shared.path(0, 1, false);  // eager: not limited by it
+  EXPECT_NEAR(maxMinRates(shared, {{&e, 0}})[0], 2.0, 1e-9);
 }
 
 // Every rank copies 1 MB at 1 GB/s after a 10 us launch, `iterations` calls;

@@ -51,6 +51,7 @@ HOST_PARAMS = [
     ("cache_bytes", 4 << 20, True),
     ("mem.shm_gbps", 2.0, False), ("mem.shm_cma_gbps", 3.0, False), ("mem.copy_gbps", 3.0, False),
     ("mem.reduce_gbps", 3.0, False), ("far_bytes", 128 << 20, True), ("far_factor", 0.6, False),
+    ("cma_mem_gbps", 12.0, False),
 ]
 H200_PARAMS = [("kernel.launch_us", 7.5, False), ("kernel.store_gbps", 300.0, False),
                ("kernel.reduce_gbps", 2000.0, False)]
@@ -128,6 +129,7 @@ def host_guesses(series):
     g["yield_us"] = 0.6
     g["lane_us"] = 0.2
     g["build_us"] = 0.05
+    g["cma_mem_gbps"] = 12.0
     g["cache_bytes"] = 4 << 20
     g["far_bytes"] = 128 << 20
     g["far_factor"] = 0.6

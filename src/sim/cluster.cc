@@ -140,6 +140,7 @@ const std::vector<Key>& keys() {
         numKey("yield_us", &Cluster::yieldUs),
         numKey("lane_us", &Cluster::laneUs),
         numKey("build_us", &Cluster::buildUs),
+        numKey("cma_mem_gbps", &Cluster::cmaMemGBps),
         numKey("quantum_us", &Cluster::quantumUs),
         bytesKey("cache_bytes", &Cluster::cacheBytes),
         numKey("mem.shm_gbps", &Cluster::shmMemGBps),

@@ -84,6 +84,9 @@ struct Cluster {
   // A call whose schedule is not cached (all-to-all-v: its counts change
   // per call) builds it: per step of the rank's list.
   double buildUs = 0;
+  // What all single-copy reads of one host move at once (GB/s; 0: no limit
+  // beyond the cores they hold).
+  double cmaMemGBps = 0;
   double quantumUs = 4000;  // one scheduler tick at HZ=250 (a task runs out its slice to the tick)
   // Host memory rates above hold while a call's buffers (all ranks of a host
   // together) fit in cache_bytes; beyond it each byte that does not fit

@@ -40,6 +40,8 @@ Network::Network(const Cluster& c) : c_(c) {
   // copies at the single-copy rate; eager messages are copied twice) and,
   // where ranks time-share the cores, their CPU work (cpuPath) share them.
   hostCores_ = block(c.hosts, cores);
+  // Single-copy reads of one host share its memory (cma_mem_gbps; 0: only the cores).
+  hostMem_ = block(c.hosts, c.cmaMemGBps > 0 ? c.cmaMemGBps : 1e30);
 }
 
 int Network::nicOf(int rank) const {
@@ -68,6 +70,7 @@ Path Network::path(int a, int b, bool cma) const {
       p.cls = cma ? LinkClass::ShmCma : LinkClass::Shm;
       const double perCore = params(c_, LinkClass::ShmCma).gbps;
       p.add(hostCores_ + ha, (cma ? 1.0 : 2.0) / (perCore > 0 ? perCore : 1.0));
+      if (cma && c_.cmaMemGBps > 0) p.add(hostMem_ + ha);
     }
   } else {
     p.cls = c_.netTransport == "socket" ? LinkClass::Socket : LinkClass::Nic;

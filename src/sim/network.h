@@ -5,7 +5,8 @@
 // way (its host-facing capacity divided by the oversubscription), a pod's
 // uplink bundle each way (three levels), and a host's memory-copy capacity
 // (its cores, a link whose unit is one core: a single-copy message moving at
-// r GB/s takes r / link.shm_cma.gbps of it) for host processes. A bundle stands
+// r GB/s takes r / link.shm_cma.gbps of it) for host processes, beside the
+// host's memory that all its single-copy reads share (cma_mem_gbps). A bundle stands
 // for all the parallel cables of a switch tier: flows are assumed spread
 // evenly over them (perfect ECMP), which is optimistic where real hashing
 // collides.
@@ -55,7 +56,7 @@ class Network {
   const Cluster& c_;
   std::vector<double> capacity_;
   int nvlOut_ = 0, nvlIn_ = 0, nicOut_ = 0, nicIn_ = 0, leafUp_ = 0, leafDown_ = 0, podUp_ = 0,
-      podDown_ = 0, hostCores_ = 0;
+      podDown_ = 0, hostCores_ = 0, hostMem_ = 0;
   int numLeaves_ = 0, numPods_ = 0;
 };
 
