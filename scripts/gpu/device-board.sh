@@ -4,10 +4,10 @@
 # gdr-gpu-device-board (tests/gpu/gpu_device_board.cc), gdr-gpu-staged-check
 # and gdr-gpu-test (Release, no verbs, sm_90), then runs the board and revoke
 # cases (forked ranks sharing GPU 0, np 1 and 2), the staged path's own
-# checks (np 2), the board's cost on the fused kernels (gdr-bench device
-# all-reduce 8 B-64 KiB at np 2, GDR_STATUS=1 and 0 alternating, two runs
-# each) and the quick collective test at np 2 (the fused kernels now count
-# their completions and long waits for the board).
+# checks (np 2), a smoke run of gdr-bench's device all-reduce 8 B-64 KiB at
+# np 2 with GDR_STATUS=1 and 0 (not a cost measurement: the two ranks
+# time-slice one GPU) and the quick collective test at np 2 (the fused
+# kernels now count their completions and long waits for the board).
 # Results: $OUT/summary.txt and every log in $OUT/device-board.tgz (without
 # $OUT both stay in build-gpu-run/out-device-board).
 # Usage (repo root): scripts/gpu/device-board.sh
@@ -41,24 +41,24 @@ grep -E '^\[rank [01]\] (revoked|failed)' "$O/device-board.log" | head -20 | cut
 
 run_staged_check
 
+# The device all-reduce once per GDR_STATUS value, as a smoke check only:
+# two processes time-slice the one GPU (no MPS), so each fused call waits
+# about a time slice for the peer's kernel (ms) and the times say nothing
+# of the board's cost (that needs two GPUs).
 t0=$(date +%s)
-for run in 1 2; do
-  for st in 1 0; do
-    GDR_STATUS=$st timeout -s KILL 40 $MPI 2 -x GDR_STATUS "$B/bin/gdr-bench" allreduce --mem cuda --min 8 \
-      --max 64k --iters 2000 --warmup 200 >"$O/bench-status$st-$run.txt" 2>&1
-    note "bench allreduce cuda np=2 GDR_STATUS=$st run $run rc=$?"
-  done
-done
 for st in 1 0; do
-  echo "## GDR_STATUS=$st, runs 1 and 2" >>"$O/summary.txt"
-  paste "$O/bench-status$st-1.txt" "$O/bench-status$st-2.txt" | grep -E '^ *[0-9]' | head -14 | cut -c1-200 >>"$O/summary.txt"
+  GDR_STATUS=$st timeout -s KILL 40 $MPI 2 -x GDR_STATUS "$B/bin/gdr-bench" allreduce --mem cuda --min 8 \
+    --max 64k --iters 20 --warmup 2 >"$O/bench-status$st.txt" 2>&1
+  note "bench allreduce cuda np=2 (one GPU, time-sliced) GDR_STATUS=$st rc=$?"
+  grep -E '^ *[0-9]' "$O/bench-status$st.txt" | head -14 | cut -c1-160 >>"$O/summary.txt"
 done
-note "bench A/B in $(( $(date +%s) - t0 )) s"
+note "bench smoke in $(( $(date +%s) - t0 )) s"
 
 # The quick collective test last, in what is left of 330 s (the call's
-# limit is 6 minutes).
+# limit is 6 minutes), only if that is enough: on one GPU it takes about
+# 145 s (bench/results/compat.md), a warm build leaves room, a cold one not.
 left=$(( 330 - ($(date +%s) - t_start) ))
-if [ $left -gt 30 ]; then
+if [ $left -gt 170 ]; then
   t0=$(date +%s)
   GDR_TIMEOUT_MS=60000 timeout -s KILL $left $MPI 2 "$B/bin/gdr-gpu-test" --quick >"$O/gpu-test-np2.log" 2>&1
   r=$?
@@ -67,7 +67,7 @@ if [ $left -gt 30 ]; then
   tail -3 "$O/gpu-test-np2.log" | tee -a "$O/summary.txt"
   [ $r -ne 0 ] && status=$r
 else
-  note "gdr-gpu-test --quick np=2 skipped: $left s left"
+  note "gdr-gpu-test --quick np=2 skipped: $left s left (it needs about 150 s here)"
 fi
 
 note "device board: status $status, $(( $(date +%s) - t_start )) s in all"
