@@ -30,6 +30,11 @@ void reportIb(gdrComm_t comm);
 // The GDR_ENCRYPT=1 modes: tamper and presealed return the rank's exit
 // status; arbw prints the all-reduce bandwidth table rows.
 int runTamper(gdrComm_t comm);
+// rdma_coll_modes.cc: fail unless every peer uses GDR_TEST_EXPECT_TRANSPORT;
+// the colls and zcopy modes.
+void checkTransport(gdrComm_t comm);
+void runColls(gdrComm_t comm);
+void runZcopy(gdrComm_t comm);
 int runPreSealed(gdrComm_t comm);
 void runAllReduceBw(gdrComm_t comm);
 
