@@ -180,11 +180,11 @@ const std::vector<Info> kParams = {
      "Segment of the staged device path (device buffers over a host transport; same on every "
      "rank): "
      "copies of one segment overlap the transfer of its neighbours."},
-    {"GDR_DIRECT_ORDER", Type::String, "flags",
-     "How the GPUDirect device path orders its network part with the caller's stream: flags "
-     "(stream memory operations on host-mapped words; the call returns at once) or host (the "
-     "call waits for the stream's earlier work and for the network part, then queues the "
-     "reduction)."},
+    {"GDR_DIRECT_ORDER", Type::String, "host",
+     "How the GPUDirect device path orders its network part with the caller's stream: host (the "
+     "call waits for the stream, runs the network part, then queues the reduction) or flags "
+     "(stream memory operations on host-mapped words, the call returns at once; hangs on the "
+     "H200 machine where the transport itself makes CUDA copies, as the software NIC does)."},
     {"GDR_HELPER_AFFINITY", Type::String, "auto",
      "auto: a helper thread (staged-path progress, crypto workers) of a process bound to one CPU "
      "runs on any "

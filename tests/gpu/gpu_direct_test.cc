@@ -141,6 +141,9 @@ int runCase(const Case& c, size_t count, int me, int n, gdrComm_t comm, cudaStre
   if (c.inPlace || coll == "broadcast")  // an in-place all-gather's block sits in its own slot
     CUDA_OK(cudaMemcpy(dOut + (coll == "allgather" ? me * count : 0), in.data(),
                        inElems * sizeof(T), cudaMemcpyHostToDevice));
+  // cudaMemcpy from pageable memory and cudaMemset may still run when they
+  // return, on the legacy stream, which a non-blocking stream does not wait for.
+  CUDA_OK(cudaDeviceSynchronize());
   const T* src = c.inPlace ? dOut : dIn;
   const gdrDataType_t t = typeOf<T>();
   const uint64_t before = gdr::paths::direct::opsRun();
@@ -150,7 +153,7 @@ int runCase(const Case& c, size_t count, int me, int n, gdrComm_t comm, cudaStre
   else if (coll == "reduce")
     rc = gdrReduce(src, dOut, count, t, c.op, c.root, comm, s);
   else if (coll == "reducescatter")
-    rc = gdrReduceScatter(src, dOut, count, t, c.op, comm, s);
+    rc = gdrReduceScatter(c.inPlace ? GDR_IN_PLACE : src, dOut, count, t, c.op, comm, s);
   else if (coll == "allgather")
     rc = gdrAllGather(c.inPlace ? dOut + me * count : dIn, count, dOut, t, comm, s);
   else if (coll == "broadcast")
@@ -192,6 +195,7 @@ int hostDevice(int me, gdrComm_t comm, cudaStream_t s) {
     float* d = nullptr;
     CUDA_OK(cudaMalloc(&d, count * sizeof(float)));
     CUDA_OK(cudaMemset(d, 0, count * sizeof(float)));
+    CUDA_OK(cudaDeviceSynchronize());
     gdrResult_t rc;
     if (me == 0) {
       rc = gdrSend(h.data(), count, gdrFloat32, 1, comm, nullptr);  // host -> rank 1's GPU
@@ -247,6 +251,8 @@ int streamOrder(int me, gdrComm_t comm, cudaStream_t s) {
 int captureRefused(gdrComm_t comm, cudaStream_t s) {
   float* d = nullptr;
   CUDA_OK(cudaMalloc(&d, 4096));
+  CUDA_OK(cudaMemset(d, 0, 4096));
+  CUDA_OK(cudaDeviceSynchronize());
   CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
   gdrResult_t rc = gdrAllReduce(d, d, 1024, gdrFloat32, gdrSum, comm, s);
   const std::string text = gdrGetLastError(comm);
@@ -314,6 +320,7 @@ int failedWrite(int me, int, gdrComm_t comm) {
   float* d = nullptr;
   CUDA_OK(cudaMalloc(&d, count * 4));
   CUDA_OK(cudaMemset(d, 0, count * 4));
+  CUDA_OK(cudaDeviceSynchronize());
   CK(gdrAllReduce(d, d, count, gdrFloat32, gdrSum, comm, s) == gdrSuccess, "warm-up: %s",
      gdrGetLastError(comm));
   CUDA_OK(cudaStreamSynchronize(s));
@@ -355,6 +362,7 @@ int bench(int me, int n, gdrComm_t comm) {
   CUDA_OK(cudaMalloc(&in, maxBytes * n));
   CUDA_OK(cudaMalloc(&out, maxBytes * n));
   CUDA_OK(cudaMemset(in, 0, maxBytes * n));
+  CUDA_OK(cudaDeviceSynchronize());
   for (const char* coll : {"allreduce", "allgather"}) {
     for (size_t bytes : sizes) {
       const size_t count = bytes / 4;

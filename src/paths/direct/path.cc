@@ -211,19 +211,15 @@ void DirectContext::enqueue(std::shared_ptr<const Plan> plan, cudaStream_t s) {
     }
   };
   if (hostOrder_) {
-    checkCuda(cudaEventRecord(lastOp_, s), "cudaEventRecord (GPUDirect path)");
-    progress::Job j;
-    j.what = plan->what;
-    cudaEvent_t ready = lastOp_;
-    j.run = [this, plan, ready](const Deadline& d) {
-      progress::pollUntil([&] { return cudaEventQuery(ready) != cudaErrorNotReady; }, d,
-                          [&] { return "for the caller's stream to reach " + plan->what; },
-                          [this] { return comm_.asyncError(); });
+    // The caller waits for its stream, then runs the network part itself
+    // (after whatever is still queued): no stream wait is ever pending while
+    // the transport makes its own CUDA copies.
+    failing([&] {
+      checkCuda(cudaStreamSynchronize(s), "cudaStreamSynchronize (GPUDirect path, GDR_DIRECT_ORDER=host)");
+      engine_->waitIdle();
+      comm_.throwIfFailed();
       network(*plan);
-    };
-    engine_->push(std::move(j));
-    engine_->waitIdle();
-    comm_.throwIfFailed();
+    });
   } else {
     const progress::Ticket t = engine_->reserve();
     engine_->submit(t, plan->what, [this, plan](const Deadline&) { network(*plan); });

@@ -5,20 +5,22 @@
 // GPU source and writes into the GPU destination (rendezvous messages), or
 // into a device scratch a reduction kernel then combines (plan.h).
 //
-// Ordering with the caller's stream (GDR_DIRECT_ORDER=flags, the default):
-// the stream runs the plan's local copies, then writes the operation's start
-// word (host-mapped, cuStreamWriteValue32: "inputs ready") and waits for its
-// done word (cuStreamWaitValue32); the progress thread sees the start word,
-// posts the messages over the endpoints, waits for their completions, makes
-// the received data visible to the GPU (the flush rule, path.cc) and writes
-// the done word; the stream then runs the reduction kernel, if any. The
-// call returns at once. A failed operation still writes its done word (the engine's rule),
-// so the stream never waits forever; the communicator is failed with the
-// error, which names the peer, and the next call returns it.
-// GDR_DIRECT_ORDER=host: the call itself waits (the stream's earlier work,
-// through an event; then the network part), for platforms where the
-// stream-side waits do not coexist with the transport's own CUDA copies.
-//
+// Ordering with the caller's stream. GDR_DIRECT_ORDER=host (the default):
+// the call queues the plan's local copies, waits for its stream, runs the
+// network part itself (posts the messages over the endpoints, waits for their
+// completions, applies the flush rule, path.cc), then queues the reduction
+// kernel, if any, on the stream. GDR_DIRECT_ORDER=flags: the stream writes
+// the operation's start word (host-mapped, cuStreamWriteValue32: "inputs
+// ready") after the local copies and waits for its done word
+// (cuStreamWaitValue32); the progress thread sees the start word, runs the
+// network part and writes the done word; the stream then runs the kernel; the
+// call returns at once. On the H200 machine that hangs once the transport
+// makes CUDA copies of its own in the process while the stream waits (the
+// software NIC's writes, the eager copy-out into device memory): the same
+// finding as the staged path's (paths/staged/path.cc), hence the default.
+// A failed operation fails the communicator with an error naming the peer;
+// in flags mode the done word is still written (the engine's rule), so the
+// stream never waits forever; the next call returns the error.
 // CUDA-graph capture is refused with NotSupported (the start/done words are
 // per call, not per replay). Operations of one communicator run one at a
 // time in call order, across streams too (they share the scratch).

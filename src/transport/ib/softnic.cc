@@ -611,7 +611,8 @@ ibv_mr* regMr(ibv_pd* pd, void* addr, size_t len, int access) {
         t->mrs[i].access = static_cast<uint32_t>(access);
         t->mrs[i].nalloc = 0;
         const auto a = reinterpret_cast<uintptr_t>(addr);
-        if (mayBeDevice(a, len)) exportDevice(a, len, t->mrs[i]);
+        // Only a range others may write needs its allocations published.
+        if ((access & IBV_ACCESS_REMOTE_WRITE) && mayBeDevice(a, len)) exportDevice(a, len, t->mrs[i]);
         t->mrs[i].rkey.store(mr->rkey, std::memory_order_release);
         break;
       }
