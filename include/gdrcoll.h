@@ -49,7 +49,17 @@ typedef enum {
   gdrNumTypes = 12
 } gdrDataType_t;
 
-typedef enum { gdrSum = 0, gdrProd = 1, gdrMax = 2, gdrMin = 3, gdrAvg = 4, gdrNumOps = 5 } gdrRedOp_t;
+/* PreMulSum ops (gdrRedOpCreatePreMulSum) take values from gdrNumOps up;
+ * gdrMaxRedOp makes every such value one of the enum's (as NCCL's ncclMaxRedOp). */
+typedef enum {
+  gdrSum = 0,
+  gdrProd = 1,
+  gdrMax = 2,
+  gdrMin = 3,
+  gdrAvg = 4,
+  gdrNumOps = 5,
+  gdrMaxRedOp = 0x7fffffff
+} gdrRedOp_t;
 
 /* Pass as the send buffer for an in-place collective (its value is Open MPI's
  * MPI_IN_PLACE; gdrcoll_mpi.h translates other MPIs' value). Passing the
@@ -193,8 +203,9 @@ gdrResult_t gdrBarrier(gdrComm_t comm, gdrStream_t stream);
  * communicator for one datatype; gdrAllReduce, gdrReduce and gdrReduceScatter
  * with it sum each rank's input multiplied by the scalar (one element of the
  * datatype). gdrScalarHostImmediate: the scalar's value is taken now;
- * gdrScalarDevice: `scalar` is read by each call, stream-ordered when it is
- * device memory (when the call runs). Both run at once, inside a group too.
+ * gdrScalarDevice: `scalar` is read by each call when it runs (a call queued
+ * in a group: at gdrGroupEnd), stream-ordered when it is device memory. Both
+ * functions run at once, inside a group too.
  * gdrRedOpDestroy frees the op; calls already made with it are unaffected. */
 typedef enum { gdrScalarDevice = 0, gdrScalarHostImmediate = 1 } gdrScalarResidence_t;
 gdrResult_t gdrRedOpCreatePreMulSum(gdrRedOp_t* op, void* scalar, gdrDataType_t datatype,

@@ -87,15 +87,16 @@ int checkType(int rank, int n, gdrComm_t comm, gdrDataType_t type) {
   }
 
   // Inside a group: the calls run at gdrGroupEnd, each on its own scaled
-  // copy, and a pointer scalar is read when the call is made.
+  // copy, and a pointer scalar is read then (not when the call is queued).
   std::vector<T> in(count), a(count, T(-1)), b(count, T(-1));
   for (size_t i = 0; i < count; ++i) in[i] = input<T>(rank, i);
+  later = static_cast<T>(0);
   CHILD_CHECK(gdrGroupStart() == gdrSuccess, "group start");
   CHILD_CHECK(gdrAllReduce(in.data(), a.data(), count, type, imm, comm, nullptr) == gdrSuccess,
               "queued 1: %s", gdrGetLastError(comm));
   CHILD_CHECK(gdrAllReduce(in.data(), b.data(), count, type, dev, comm, nullptr) == gdrSuccess,
               "queued 2: %s", gdrGetLastError(comm));
-  later = static_cast<T>(0);
+  later = mine;
   CHILD_CHECK(gdrGroupEnd() == gdrSuccess, "group end: %s", gdrGetLastError(comm));
   for (size_t i = 0; i < count; ++i)
     if (static_cast<double>(a[i]) != expected(i, n) ||

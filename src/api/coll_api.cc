@@ -47,18 +47,17 @@ void checkType(const gdrDataType_t& t) {
   GDR_CHECK_ARG(v >= 0 && v < gdrNumTypes, "datatype %d is not a gdrDataType_t", v);
 }
 
-// A reducing call's op: built in, or a PreMulSum made on `c` for type `t`
-// (then the call is a sum of the scaled inputs: see PreMul).
-gdr::PreMul checkReduceOp(Communicator& c, const gdrRedOp_t& op, gdrDataType_t t) {
-  const int v = rawValue(op);
-  if (__builtin_expect(v >= 0 && v < gdrNumOps, 1)) return {};
-  GDR_CHECK_ARG(v >= gdrNumOps, "op %d is not a gdrRedOp_t", v);
-  return c.preMulOps().resolve(v, t);
+// A reducing call's op: a built-in one, or a PreMulSum made on `c` for the
+// call's type (checked off the path of built-in ops; the router resolves it
+// again when the call runs).
+__attribute__((noinline)) void checkPreMulSum(Communicator& c, int op, gdrDataType_t t) {
+  GDR_CHECK_ARG(op >= gdrNumOps, "op %d is not a gdrRedOp_t", op);
+  (void)c.preMulOps().resolve(op, t);
 }
-
-// The op a call runs: a PreMulSum sums (op itself is not read: its value is
-// outside the enum's).
-gdrRedOp_t opOf(const gdrRedOp_t& op, const gdr::PreMul& pm) { return pm.set ? gdrSum : op; }
+void checkReduceOp(Communicator& c, const gdrRedOp_t& op, gdrDataType_t t) {
+  const int v = rawValue(op);
+  if (__builtin_expect(v < 0 || v >= gdrNumOps, 0)) checkPreMulSum(c, v, t);
+}
 
 // count * multiplier elements of type t must fit in memory; a negative int
 // passed as size_t shows up here as an enormous count.
@@ -101,13 +100,12 @@ gdrResult_t gdrAllReduce(const void* sendbuf, void* recvbuf, size_t count, gdrDa
   return guarded("gdrAllReduce", comm, [&] {
     Communicator& c = ready(comm);
     checkType(datatype);
-    const gdr::PreMul pm = checkReduceOp(c, op, datatype);
+    checkReduceOp(c, op, datatype);
     checkCount(count, 1, datatype, "count");
     checkBuf(sendbuf, count, "sendbuf");
     checkRealBuf(recvbuf, count, "recvbuf");
     const bool dev = gdr::paths::isDeviceCall(sendbuf, recvbuf);
-    CollCall call{CollKind::AllReduce, sendbuf, recvbuf, count, datatype, opOf(op, pm)};
-    call.preMul = pm;
+    CollCall call{CollKind::AllReduce, sendbuf, recvbuf, count, datatype, op};
     call.inPlace = inPlace(sendbuf, recvbuf);
     gdr::dispatch::collective(c, call, dev, stream);
   });
@@ -132,7 +130,7 @@ gdrResult_t gdrReduce(const void* sendbuf, void* recvbuf, size_t count, gdrDataT
   return guarded("gdrReduce", comm, [&] {
     Communicator& c = ready(comm);
     checkType(datatype);
-    const gdr::PreMul pm = checkReduceOp(c, op, datatype);
+    checkReduceOp(c, op, datatype);
     checkCount(count, 1, datatype, "count");
     checkRoot(c, root);
     const bool isRoot = c.rank() == root;
@@ -140,8 +138,7 @@ gdrResult_t gdrReduce(const void* sendbuf, void* recvbuf, size_t count, gdrDataT
     checkBuf(sendbuf, count, "sendbuf");
     if (isRoot) checkRealBuf(recvbuf, count, "recvbuf (on the root)");
     const bool dev = gdr::paths::isDeviceCall(sendbuf, isRoot ? recvbuf : nullptr);
-    CollCall call{CollKind::Reduce, sendbuf, recvbuf, count, datatype, opOf(op, pm), root};
-    call.preMul = pm;
+    CollCall call{CollKind::Reduce, sendbuf, recvbuf, count, datatype, op, root};
     call.inPlace = isRoot && inPlace(sendbuf, recvbuf);
     gdr::dispatch::collective(c, call, dev, stream);
   });
@@ -168,15 +165,14 @@ gdrResult_t gdrReduceScatter(const void* sendbuf, void* recvbuf, size_t recvcoun
   return guarded("gdrReduceScatter", comm, [&] {
     Communicator& c = ready(comm);
     checkType(datatype);
-    const gdr::PreMul pm = checkReduceOp(c, op, datatype);
+    checkReduceOp(c, op, datatype);
     checkCount(recvcount, c.size(), datatype, "recvcount");
     checkBuf(sendbuf, recvcount, "sendbuf");
     checkRealBuf(recvbuf, recvcount, "recvbuf");
     const bool dev = gdr::paths::isDeviceCall(sendbuf, recvbuf);
     GDR_CHECK_ARG(sendbuf != recvbuf || recvcount == 0,
                   "sendbuf equals recvbuf: pass GDR_IN_PLACE for an in-place reduce-scatter");
-    CollCall call{CollKind::ReduceScatter, sendbuf, recvbuf, recvcount, datatype, opOf(op, pm)};
-    call.preMul = pm;
+    CollCall call{CollKind::ReduceScatter, sendbuf, recvbuf, recvcount, datatype, op};
     call.inPlace = sendbuf == GDR_IN_PLACE;
     gdr::dispatch::collective(c, call, dev, stream);
   });
@@ -271,8 +267,6 @@ gdrResult_t gdrGroupStart(void) {
 gdrResult_t gdrGroupEnd(void) {
   return guarded("gdrGroupEnd", nullptr, [&] { gdr::dispatch::groupEnd(); });
 }
-
-static_assert(sizeof(gdrRedOp_t) == sizeof(int), "an op's value is an int");
 
 gdrResult_t gdrRedOpCreatePreMulSum(gdrRedOp_t* op, void* scalar, gdrDataType_t datatype,
                                     gdrScalarResidence_t residence, gdrComm_t comm) {

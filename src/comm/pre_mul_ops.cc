@@ -39,8 +39,7 @@ PreMul PreMulOps::resolve(int op, gdrDataType_t type) const {
   }
   GDR_CHECK_ARG(o.type == type, "op %d was created for another datatype than this call's", op);
   PreMul p;
-  p.set = true;
-  // A gdrScalarDevice scalar in host memory is read now, at the call.
+  // A gdrScalarDevice scalar in host memory is read now, as the call runs.
   if (o.scalarOnDevice && memoryKind(o.pointer) == MemKind::Device) {
     p.onDevice = true;
     p.pointer = o.pointer;

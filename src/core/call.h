@@ -55,10 +55,12 @@ inline const CollTraits& traitsOf(CollKind k) {
 inline const char* collName(CollKind k) { return traitsOf(k).name; }
 
 // A PreMulSum (gdrRedOpCreatePreMulSum): the call sums each rank's input
-// multiplied by a scalar, the scaling done by the router into scratch that
-// lives as long as the call (dispatch/route.cc), so every path carries it.
+// multiplied by a scalar. A call names it by its op, a value from gdrNumOps
+// up (see isPreMulSum); the router resolves it on the communicator
+// (comm/pre_mul_ops.h) and scales the input into scratch that lives as long
+// as the call (paths/pre_mul.h), so every path carries it and runs a plain
+// sum. CollCall holds no more for it: a built-in op costs nothing extra.
 struct PreMul {
-  bool set = false;
   // The scalar is in device memory at `pointer`, read stream-ordered when
   // the call runs; otherwise `value` holds its bytes (one element of the
   // call's type).
@@ -87,7 +89,6 @@ struct CollCall {
   const size_t* sendDispls = nullptr;
   const size_t* recvCounts = nullptr;
   const size_t* recvDispls = nullptr;
-  PreMul preMul;  // op is gdrSum when set
 };
 
 // What every rank's messages of this call carry, so that ranks running
@@ -105,6 +106,15 @@ inline OpSig sigOf(const CollCall& call, uint64_t seq) {
   sig.seq = seq;
   if (call.preSealed) sig.flags |= kSigPreSealed;
   return sig;
+}
+
+// Whether a call's op names a PreMulSum (a value from gdrNumOps up; its bits
+// are read as an int).
+inline bool isPreMulSum(const CollCall& c) {
+  static_assert(sizeof(c.op) == sizeof(int), "an op's value is an int");
+  int v;
+  __builtin_memcpy(&v, &c.op, sizeof(v));
+  return v >= gdrNumOps;
 }
 
 // One send or receive (host or device buffers).

@@ -15,16 +15,15 @@
 
 namespace gdr::paths {
 
-PreMulInput::PreMulInput(const CollCall& call, int nranks, bool onDevice, gdrStream_t stream)
+PreMulInput::PreMulInput(const CollCall& call, const PreMul& pm, int nranks, bool onDevice,
+                         gdrStream_t stream)
     : call_(call), stream_(stream) {
-  const PreMul& pm = call.preMul;
   // The input's elements: a reduce-scatter reads one block per rank.
   const size_t n = traitsOf(call.kind).layout == Layout::ScatterIn
                        ? call.count * static_cast<size_t>(nranks)
                        : call.count;
   const size_t bytes = n * typeSize(call.type);
   const void* src = call.inPlace ? call.recvbuf : call.sendbuf;
-  call_.preMul = PreMul{};
   call_.op = gdrSum;
   call_.inPlace = false;
 #if GDR_HAVE_CUDA

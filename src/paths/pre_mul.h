@@ -15,8 +15,10 @@ namespace gdr::paths {
 
 class PreMulInput {
  public:
-  // call.preMul.set; `nranks` sizes a reduce-scatter's input.
-  PreMulInput(const CollCall& call, int nranks, bool onDevice, gdrStream_t stream);
+  // `pm`: the scalar of call's op (a PreMulSum); `nranks` sizes a
+  // reduce-scatter's input.
+  PreMulInput(const CollCall& call, const PreMul& pm, int nranks, bool onDevice,
+              gdrStream_t stream);
   ~PreMulInput();
   PreMulInput(const PreMulInput&) = delete;
   PreMulInput& operator=(const PreMulInput&) = delete;
