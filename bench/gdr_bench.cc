@@ -220,19 +220,20 @@ int main(int argc, char** argv) {
 
   size_t totalBad = 0;
   unsigned seed = 12345;
-  // Host memory: before the first timed cell, both libraries run the first
-  // size untimed. Otherwise whichever is timed first at the first size
-  // (gdrcoll) also pays for the process's cold start (cores woken from idle,
-  // caches and TLBs cold after set-up), and its first cell alone reads slow.
-  if (!o.cuda && !sizes.empty()) {
+  // With --compare mpi, before the first timed cell both libraries run the
+  // first size's warm-up untimed too. Otherwise whichever is timed first at
+  // the first size (gdrcoll) also pays for the process's cold start (cores
+  // woken from idle, caches and TLBs cold after set-up), and its first cell
+  // alone reads slow.
+  if (compare && !sizes.empty()) {
     Plan p = makePlan(o.coll, sizes.front(), n, ts);
     std::vector<char> sendBuf(p.sendBytes + 64), recvBuf(p.recvBytes + 64);
     Bufs b{sendBuf.data(), recvBuf.data()};
+    const int warm = p.bytes > (1u << 20) ? o.warmupLarge : o.warmup;
     for (int round = 0; round < 2 && (o.coll == Coll::Barrier || p.count > 0); ++round) {
-      for (int i = 0; i < 200; ++i)
+      for (int i = 0; i < warm; ++i)
         if ((r = runGdr(o, p, b, comm, rank)) != gdrSuccess) die(world, o.collName.c_str(), r);
-      if (compare)
-        for (int i = 0; i < 200; ++i) runMpi(o, p, b, MPI_COMM_WORLD, rank);
+      for (int i = 0; i < warm; ++i) runMpi(o, p, b, MPI_COMM_WORLD, rank);
       world.barrier();
     }
   }
