@@ -25,41 +25,15 @@
 #include <thread>
 #include <vector>
 
+#include "nccl_api_check.h"
 #include "nccl_values.h"
 
-namespace {
+namespace nccltest {
 
 int gRank = -1;
 int gFailures = 0;
-
-#define CHECK(cond, ...)                                              \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      std::fprintf(stderr, "rank %d: %s:%d: ", gRank, __FILE__, __LINE__); \
-      std::fprintf(stderr, __VA_ARGS__);                              \
-      std::fprintf(stderr, "\n");                                     \
-      ++gFailures;                                                    \
-    }                                                                 \
-  } while (0)
-#define NCCLOK(call)                                                                       \
-  do {                                                                                     \
-    ncclResult_t r_ = (call);                                                              \
-    if (r_ != ncclSuccess) {                                                               \
-      std::fprintf(stderr, "rank %d: %s:%d: %s -> %s: %s\n", gRank, __FILE__, __LINE__, #call, \
-                   ncclGetErrorString(r_), ncclGetLastError(nullptr));                     \
-      std::exit(2);                                                                        \
-    }                                                                                      \
-  } while (0)
-
-// ---- element access for every type, through double (tests/compat/nccl_values.h) ----
-using ncclval::get;
-using ncclval::isFp8;
-using ncclval::put;
-using ncclval::sizeOf;
-using ncclval::typeName;
-
-// Rank r's element i: small integers, exact in every type and after any op.
 uint64_t gSeed = 0;
+
 double input(int r, size_t i, ncclRedOp_t op) {
   uint64_t h = (gSeed ^ (static_cast<uint64_t>(r) * 0x9e3779b97f4a7c15ull)) + i * 0xbf58476d1ce4e5b9ull;
   h ^= h >> 31;
@@ -80,6 +54,19 @@ double reduced(int nranks, size_t i, ncclRedOp_t op) {
   for (int r = 1; r < nranks; ++r) v = combine(v, input(r, i, op), op);
   return op == ncclAvg ? v / nranks : v;
 }
+
+}  // namespace nccltest
+
+namespace {
+
+using namespace nccltest;
+
+// ---- element access for every type, through double (tests/compat/nccl_values.h) ----
+using ncclval::get;
+using ncclval::isFp8;
+using ncclval::put;
+using ncclval::sizeOf;
+using ncclval::typeName;
 
 struct Buf {
   std::vector<unsigned char> bytes;
@@ -491,135 +478,6 @@ int runRank(int rank, int n, ncclUniqueId id) {
   NCCLOK(ncclCommFinalize(comm));
   NCCLOK(ncclCommDestroy(comm));
   return gFailures ? 1 : 0;
-}
-
-// ---- one process, several ranks ----
-
-// ncclCommInitAll, then collectives on every communicator from this one
-// thread inside a group (NCCL's one-process multi-GPU pattern).
-void testInitAll(int ndev) {
-  std::vector<ncclComm_t> comms(ndev);
-  std::vector<int> devs(ndev);
-  for (int i = 0; i < ndev; ++i) devs[i] = i;
-  // Where the process sees fewer GPUs than ranks, devices that do not exist
-  // are refused and the ranks share device 0 instead (gdrcoll allows that).
-  const ncclResult_t init = ncclCommInitAll(comms.data(), ndev, devs.data());
-  if (init == ncclInvalidArgument) {
-    CHECK(std::strstr(ncclGetLastError(nullptr), "not a CUDA device") != nullptr, "initall refusal: %s",
-          ncclGetLastError(nullptr));
-    std::fill(devs.begin(), devs.end(), 0);
-    NCCLOK(ncclCommInitAll(comms.data(), ndev, devs.data()));
-  } else {
-    NCCLOK(init);
-  }
-  const size_t count = 5000;
-  std::vector<std::vector<int32_t>> bufs(ndev, std::vector<int32_t>(count));
-  for (int d = 0; d < ndev; ++d)
-    for (size_t i = 0; i < count; ++i) bufs[d][i] = static_cast<int32_t>(input(d, i, ncclSum));
-  NCCLOK(ncclGroupStart());
-  for (int d = 0; d < ndev; ++d)
-    NCCLOK(ncclAllReduce(bufs[d].data(), bufs[d].data(), count, ncclInt32, ncclSum, comms[d], nullptr));
-  NCCLOK(ncclGroupEnd());
-  for (int d = 0; d < ndev; ++d) {
-    int dev = -1, rank = -1;
-    NCCLOK(ncclCommCuDevice(comms[d], &dev));
-    NCCLOK(ncclCommUserRank(comms[d], &rank));
-    CHECK(dev == devs[d] && rank == d, "initall comm %d: device %d rank %d", d, dev, rank);
-    for (size_t i = 0; i < count; ++i)
-      if (bufs[d][i] != reduced(ndev, i, ncclSum)) { CHECK(false, "initall allreduce dev %d [%zu]", d, i); break; }
-  }
-  // A ring of sends and receives among the communicators, from this thread.
-  std::vector<std::vector<int32_t>> got(ndev, std::vector<int32_t>(count, -1));
-  NCCLOK(ncclGroupStart());
-  for (int d = 0; d < ndev; ++d) {
-    NCCLOK(ncclSend(bufs[d].data(), count, ncclInt32, (d + 1) % ndev, comms[d], nullptr));
-    NCCLOK(ncclRecv(got[d].data(), count, ncclInt32, (d + ndev - 1) % ndev, comms[d], nullptr));
-  }
-  NCCLOK(ncclGroupEnd());
-  for (int d = 0; d < ndev; ++d) CHECK(got[d] == bufs[(d + ndev - 1) % ndev], "initall ring at %d", d);
-  for (ncclComm_t c : comms) NCCLOK(ncclCommDestroy(c));
-}
-
-// Non-blocking init: ncclInProgress, then ncclCommGetAsyncError reports
-// progress until the communicator is ready.
-void testNonBlocking(int n) {
-  ncclUniqueId id;
-  NCCLOK(ncclGetUniqueId(&id));
-  std::vector<ncclComm_t> comms(n);
-  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  config.blocking = 0;
-  config.commName = "nonblocking-test";
-  for (int r = 0; r < n; ++r) {
-    ncclResult_t res = ncclCommInitRankConfig(&comms[r], n, id, r, &config);
-    CHECK(res == ncclInProgress || res == ncclSuccess, "non-blocking init returned %d", res);
-  }
-  for (int r = 0; r < n; ++r) {
-    ncclResult_t state = ncclInProgress;
-    for (int spin = 0; state == ncclInProgress && spin < 60000; ++spin) {
-      NCCLOK(ncclCommGetAsyncError(comms[r], &state));
-      if (state == ncclInProgress) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    CHECK(state == ncclSuccess, "non-blocking init of rank %d ended in %d", r, state);
-  }
-  std::vector<std::thread> ts;
-  std::vector<int64_t> out(n, 0);
-  for (int r = 0; r < n; ++r)
-    ts.emplace_back([&, r] {
-      int64_t v = 10 + r;
-      ncclAllReduce(&v, &out[r], 1, ncclInt64, ncclSum, comms[r], nullptr);
-    });
-  for (auto& t : ts) t.join();
-  for (int r = 0; r < n; ++r) CHECK(out[r] == 10 * n + n * (n - 1) / 2, "non-blocking comm allreduce %lld", (long long)out[r]);
-  for (ncclComm_t c : comms) NCCLOK(ncclCommDestroy(c));
-}
-
-// Several unique ids (what PyTorch passes from 129 ranks on): every rank
-// gets all of them, in the same order; ranks as threads of this process.
-void testScalable(int n) {
-  std::vector<ncclUniqueId> ids(2);
-  for (auto& id : ids) NCCLOK(ncclGetUniqueId(&id));
-  std::vector<ncclComm_t> comms(n, nullptr);
-  std::vector<int64_t> out(n, 0);
-  std::vector<ncclResult_t> rcs(n, ncclInternalError);
-  std::vector<std::thread> ts;
-  for (int r = 0; r < n; ++r)
-    ts.emplace_back([&, r] {
-      rcs[r] = ncclCommInitRankScalable(&comms[r], n, r, 2, ids.data(), nullptr);
-      int64_t v = 100 + r;
-      if (rcs[r] == ncclSuccess)
-        rcs[r] = ncclAllReduce(&v, &out[r], 1, ncclInt64, ncclSum, comms[r], nullptr);
-    });
-  for (auto& t : ts) t.join();
-  for (int r = 0; r < n; ++r) {
-    CHECK(rcs[r] == ncclSuccess, "scalable init rank %d: %d", r, rcs[r]);
-    CHECK(out[r] == 100 * n + n * (n - 1) / 2, "scalable comm allreduce %lld", (long long)out[r]);
-  }
-  for (ncclComm_t c : comms)
-    if (c) NCCLOK(ncclCommDestroy(c));
-}
-
-void testProcessLocal() {
-  int version = 0;
-  NCCLOK(ncclGetVersion(&version));
-  CHECK(version == NCCL_VERSION(2, 28, 9) || version >= NCCL_VERSION(2, 28, 0), "version %d", version);
-  CHECK(NCCL_VERSION(2, 28, 9) == 22809 && NCCL_VERSION(2, 8, 4) == 2804, "NCCL_VERSION encoding");
-  CHECK(std::strcmp(ncclGetErrorString(ncclSuccess), "no error") == 0, "ncclGetErrorString(ncclSuccess)");
-  ncclSimInfo_t sim = NCCL_SIM_INFO_INITIALIZER;
-  // A simulated group ends without running anything; an empty one costs
-  // nothing (nccl_sim_test checks the estimates of real calls).
-  CHECK(ncclGroupStart() == ncclSuccess, "group start");
-  CHECK(ncclGroupSimulateEnd(&sim) == ncclSuccess, "ncclGroupSimulateEnd: %s",
-        ncclGetLastError(nullptr));
-  CHECK(sim.estimatedTime == 0.0f, "simulated time %f", sim.estimatedTime);
-  CHECK(ncclGroupEnd() == ncclInvalidUsage, "the simulation left the group open");
-  CHECK(ncclCommInitRank(nullptr, 2, ncclUniqueId{}, 0) == ncclInvalidArgument, "NULL comm pointer accepted");
-  void* mem = nullptr;
-  NCCLOK(ncclMemAlloc(&mem, 1 << 20));
-  CHECK(mem != nullptr, "ncclMemAlloc gave NULL");
-  NCCLOK(ncclMemFree(mem));
-  testInitAll(3);
-  testNonBlocking(3);
-  testScalable(3);
 }
 
 }  // namespace
