@@ -1,0 +1,79 @@
+// The software NIC's state, shared by its engine (softnic.cc: writes,
+// completions, ports) and its verbs entry points (softnic_verbs.cc). One
+// lock, Nic::mu, guards all of it.
+#pragma once
+
+#include <infiniband/verbs.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <random>
+#include <vector>
+
+#include "transport/ib/softnic_shm.h"
+
+namespace gdr::transport::ib::softnic {
+
+using Clock = std::chrono::steady_clock;
+
+struct SoftCq {
+  ibv_cq cq{};
+  std::deque<ibv_wc> wcs;
+};
+
+struct Write {
+  uint64_t wrId;
+  bool signaled, withImm, fail;
+  uint32_t imm;
+  uint64_t raddr;
+  uint32_t rkey;
+  std::vector<ibv_sge> sge;
+  Clock::time_point notBefore;
+  Clock::time_point firstTry{};  // when it first found no peer to answer
+};
+
+struct SoftQp {
+  ibv_qp qp{};
+  uint32_t dest = 0;
+  std::deque<uint64_t> recvs;  // posted receives' wr_ids
+  std::deque<Write> sq;
+  bool held = false;
+  uint8_t port = 1;                   // IBV_QP_PORT
+  uint8_t timeout = 14, retries = 7;  // IBV_QP_TIMEOUT, IBV_QP_RETRY_CNT
+  QpShm* shm = nullptr;               // what other processes see of this QP
+};
+
+// One lock for the whole device: the endpoints of a process may be driven
+// by several progress threads, and a write touches two QPs and two CQs.
+struct Nic {
+  std::mutex mu;
+  std::map<uint32_t, SoftQp*> qps;
+  std::map<uint32_t, ibv_mr*> mrs;  // by lkey and by rkey (distinct numbers)
+  uint32_t nextKey = 0x1000;
+  std::mt19937 rng{std::random_device{}() ^ static_cast<uint32_t>(getpid())};
+  uint64_t posted = 0, failAt = 0, done = 0, bytes = 0;
+  int ports = 1;
+  uint32_t portsDown = 0;           // bit p: port p is down
+  uint64_t writes = 0, downAt = 0;  // GDR_SOFTNIC_PORT_DOWN: port downPort at write downAt
+  uint8_t downPort = 0;
+  double bytesPerUs = 0;              // GDR_SOFTNIC_PORT_MBPS per port (0: no limit)
+  Clock::time_point busyUntil[9]{};   // per port: when its last scheduled write is through
+  ibv_device dev{};
+  ibv_device* list[2] = {&dev, nullptr};
+};
+
+// The one device of this process (made on first use, never destroyed).
+Nic& nic();
+// Moves every QP's queue as far as it goes. The caller holds the lock.
+void pump(Nic& n);
+// Immediates other processes left in the inboxes of this CQ's QPs become
+// receive completions. The caller holds the lock.
+void drainInboxes(Nic& n, SoftCq* c);
+// A port going down (see softnic.cc). The caller holds the lock.
+void portDownLocked(Nic& n, uint8_t port);
+
+}  // namespace gdr::transport::ib::softnic
