@@ -207,7 +207,13 @@ gdrResult_t gdrBarrier(gdrComm_t comm, gdrStream_t stream);
  * in a group: at gdrGroupEnd), stream-ordered when it is device memory. Both
  * functions run at once, inside a group too.
  * gdrRedOpDestroy frees the op; calls already made with it are unaffected. */
-typedef enum { gdrScalarDevice = 0, gdrScalarHostImmediate = 1 } gdrScalarResidence_t;
+/* gdrScalarResidenceMax keeps the enum 32 bits wide, so that a wrong value a
+ * program passes is still one of the type's values (and refused as such). */
+typedef enum {
+  gdrScalarDevice = 0,
+  gdrScalarHostImmediate = 1,
+  gdrScalarResidenceMax = 0x7fffffff
+} gdrScalarResidence_t;
 gdrResult_t gdrRedOpCreatePreMulSum(gdrRedOp_t* op, void* scalar, gdrDataType_t datatype,
                                     gdrScalarResidence_t residence, gdrComm_t comm);
 gdrResult_t gdrRedOpDestroy(gdrRedOp_t op, gdrComm_t comm);
