@@ -23,19 +23,6 @@ ShmEndpoint::ShmEndpoint(const ShmEndpointConfig& cfg) : cfg_(cfg) {
   prefault(cfg_.theirs.inbox(cfg_.outToPeer), inboxBytes(cfg_.theirs.hdr()->nSlots, outSlotBytes_));
   prefault(cfg_.mine.inbox(cfg_.inFromPeer),
            inboxBytes(cfg_.mine.hdr()->nSlots, cfg_.mine.hdr()->slotBytes));
-  // Populated pages are not cached lines: the first lap of each small lane
-  // would otherwise miss to memory on every slot (256 misses, about 0.1 us
-  // a message over a program's first few hundred small calls).
-  for (LaneId id : {kMainLane, kSmallLane}) {
-    warmLines(out_[id].slots, out_[id].nSlots * out_[id].stride);
-    warmLines(in_[id].slots, in_[id].nSlots * in_[id].stride);
-  }
-}
-
-void ShmEndpoint::warmLines(const char* p, size_t bytes) noexcept {
-  uint64_t sum = 0;
-  for (size_t off = 0; off < bytes; off += 64) sum += *reinterpret_cast<const volatile uint8_t*>(p + off);
-  asm volatile("" : : "r"(sum));
 }
 
 bool ShmEndpoint::progress() {

@@ -81,7 +81,6 @@ class ShmEndpoint final : public Endpoint {
   void readRemote(RecvOp* op, uint64_t addr);
   void retire(LaneId id, const SlotHdr* slot, bool single);
   static uint64_t tailBatch(const Lane& lane);
-  static void warmLines(const char* p, size_t bytes) noexcept;
   void publishTails();
 
   ShmEndpointConfig cfg_;
