@@ -135,6 +135,40 @@ TEST(StatusReport, StalledRankIsNamedBySignalSocketAndTimeout) {
   run("rm -rf " + dir);
 }
 
+// The program's thread changes the environment while the library's writer
+// thread answers SIGUSR1s: the writer must not read it (glibc's setenv may
+// free the array a concurrent getenv walks; a CI soak run crashed there).
+// The reports stay in the directory the first communicator saw, and the
+// process survives a storm of signals beside setenvs that grow environ.
+TEST(StatusReport, WriterThreadNeverReadsTheEnvironment) {
+  const std::string dir = tempDir(), later = tempDir();
+  ASSERT_FALSE(dir.empty());
+  ASSERT_FALSE(later.empty());
+  auto exits = gdrtest::runRanks(
+      2,
+      [&](int rank, int, gdrComm_t comm) {
+        setenv("GDR_STATUS_DIR", later.c_str(), 1);
+        for (int i = 0; i < 200; ++i) {
+          if (i % 10 == 0) raise(SIGUSR1);
+          for (int j = 0; j < 8; ++j)
+            setenv(("GDR_SOAK_ENV_" + std::to_string(rank) + "_" + std::to_string(i * 8 + j)).c_str(),
+                   "grown", 1);
+        }
+        std::vector<float> buf(16, 1.0f);
+        CHILD_CHECK(gdrAllReduce(buf.data(), buf.data(), buf.size(), gdrFloat32, gdrSum, comm,
+                                 nullptr) == gdrSuccess,
+                    "all-reduce after the storm: %s", gdrGetLastError(comm));
+        for (int i = 0; i < 200 && filesEnding(dir, ".txt").size() < 2; ++i)
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        return gdrtest::childFailures() ? 1 : 0;
+      },
+      {{"GDR_STATUS_DIR", dir}}, 60);
+  gdrtest::expectAllOk(exits);
+  EXPECT_EQ(filesEnding(dir, ".txt").size(), 2u);
+  EXPECT_TRUE(filesEnding(later, ".txt").empty()) << "a report followed a later setenv";
+  run("rm -rf " + dir + " " + later);
+}
+
 // Hand-made reports: the answer names who waits where for whom.
 TEST(StatusReport, ToolMergesReportsIntoOneAnswer) {
   const std::string dir = tempDir();

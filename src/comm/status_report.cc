@@ -85,6 +85,11 @@ struct Reporter {
   std::vector<StatusBoard*> boards;
   pid_t pid = 0;  // the process that started the thread (a fork starts another)
   int pipeR = -1, pipeW = -1;
+  // GDR_STATUS_DIR, read on the program's thread before the writer starts
+  // and fixed after: the writer thread never calls getenv, which a
+  // program's setenv on another thread may free under it (glibc moves
+  // environ when it grows).
+  std::string dir;
 };
 Reporter& reporter() {
   static Reporter* r = new Reporter;
@@ -102,9 +107,15 @@ void onSignal(int) {
   errno = saved;
 }
 
-std::string dir() {
+std::string dirFromEnv() {
   std::string d = param::getString("GDR_STATUS_DIR");
   return d.empty() ? "/tmp" : d;
+}
+// The writer's directory once this process has one (written before the
+// thread starts, never after); the environment's before.
+std::string dir() {
+  const Reporter& r = reporter();
+  return r.pid == getpid() ? r.dir : dirFromEnv();
 }
 std::string socketPath() {
   return strprintf("%s/gdr-status-%d.sock", dir().c_str(), (int)getpid());
@@ -258,6 +269,7 @@ void startWriter(Reporter& r) {
     throw SystemError("pipe for the status reporter", errno);
   r.pipeR = fds[0];
   r.pipeW = fds[1];
+  r.dir = dirFromEnv();
   r.pid = getpid();
   gSignalFd.store(r.pipeW);
   // SIGUSR1 only if the program has not taken it (its default ends the process).

@@ -35,7 +35,7 @@ const std::vector<Info> kParams = {
      "socket; 0 off. See docs/reliability.md."},
     {"GDR_STATUS_DIR", Type::String, "/tmp",
      "Where status reports (gdr-status-<host>-<pid>.txt and .json) and the status sockets "
-     "(gdr-status-<pid>.sock) go."},
+     "(gdr-status-<pid>.sock) go; read when the process's first communicator is made."},
     // algorithms
     {"GDR_ALGO", Type::String, "",
      "Force algorithms per collective, e.g. 'allreduce=ring,bcast=binomial'; "
