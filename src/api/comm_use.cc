@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/lib_thread.h"
 #include "core/log.h"
 
 namespace gdr::api {
@@ -183,7 +184,7 @@ void releaseWhenUnused(Communicator* c) {
   GDR_INFO(kInit,
            "a call on another thread still uses the destroyed communicator: it is freed when that "
            "call returns");
-  std::thread([c, own = &own] {
+  libThread("release", [c, own = &own] {
     auto pause = std::chrono::microseconds(200);
     while (heldElsewhere(c, own)) {
       std::this_thread::sleep_for(pause);

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/lib_thread.h"
 #include "core/log.h"
 #include "core/net.h"
 
@@ -40,7 +41,7 @@ class AcceptPool {
   AcceptPool(int listenFd, Handshake handshake, std::string what)
       : listenFd_(listenFd), handshake_(std::move(handshake)), what_(std::move(what)) {
     if (pipe2(stop_, O_CLOEXEC) != 0) throw SystemError("pipe for the accept thread", errno);
-    acceptor_ = std::thread([this] { acceptLoop(); });
+    acceptor_ = libThread("accept", [this] { acceptLoop(); });
   }
 
   ~AcceptPool() {
@@ -107,7 +108,7 @@ class AcceptPool {
       running_.push_back(fd);
       workers_.emplace_back();
       Worker& w = workers_.back();
-      w.thread = std::thread([this, fd, &w] { serve(fd, w); });
+      w.thread = libThread("handshake", [this, fd, &w] { serve(fd, w); });
     }
   }
 

@@ -26,6 +26,7 @@
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/env_select.h"
 #include "core/error.h"
+#include "core/lib_thread.h"
 #include "core/log.h"
 #include "core/net.h"
 #include "core/params.h"
@@ -234,7 +235,7 @@ class TcpBootstrap final : public Bootstrap {
                     at.str().c_str(), e.what()));
     }
     GDR_INFO(kBoot, "rank 0 serves the rendezvous at %s", at.str().c_str());
-    std::thread(rendezvous, fd, secret_).detach();
+    libThread("rendezvous", [fd, s = secret_] { rendezvous(fd, s); }).detach();
   }
 
   void checkIn(const gdrUniqueId& id, const net::Addr& mine, std::vector<net::PackedAddr>& table,
@@ -317,7 +318,7 @@ void createUniqueId(gdrUniqueId* id) {
   security::wipe(&blob, sizeof(blob));
   GDR_INFO(kBoot, "rendezvous service listening on %s%s", bound.str().c_str(),
            fromFile ? " (job key from GDR_AUTH_KEY_FILE)" : "");
-  std::thread(rendezvous, fd, secret).detach();
+  libThread("rendezvous", [fd, secret] { rendezvous(fd, secret); }).detach();
   security::wipe(&secret, sizeof(secret));
 }
 

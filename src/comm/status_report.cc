@@ -19,6 +19,7 @@
 #include "core/datatype.h"
 #include "collectives/schedule.h"
 #include "core/error.h"
+#include "core/lib_thread.h"
 #include "core/log.h"
 #include "core/params.h"
 
@@ -282,7 +283,7 @@ void startWriter(Reporter& r) {
     sa.sa_flags = SA_RESTART;
     sigaction(SIGUSR1, &sa, nullptr);
   }
-  std::thread(writerLoop, r.pipeR).detach();
+  libThread("status", [fd = r.pipeR] { writerLoop(fd); }).detach();
 }
 
 void poke(Reporter& r, char c) {

@@ -21,6 +21,7 @@ struct State {
   std::mutex mu;
   FILE* out = stderr;
   char host[64] = {0};
+  std::string level, subsys, file;  // setDefaults(): where GDR_DEBUG* are unset
 };
 
 State& state() {
@@ -57,12 +58,17 @@ Level parseLevel(const std::string& s) {
   return Level::Warn;
 }
 
+// The variable's value; the default setDefaults() gave where it is unset.
+std::string valueOr(const char* name, const std::string& fallback) {
+  return !param::isSet(name) && !fallback.empty() ? fallback : param::getString(name);
+}
+
 void load() {
   State& st = state();
   std::lock_guard<std::mutex> g(st.mu);
   gethostname(st.host, sizeof(st.host) - 1);
-  st.mask = parseMask(param::getString("GDR_DEBUG_SUBSYS"));
-  std::string file = param::getString("GDR_DEBUG_FILE");
+  st.mask = parseMask(valueOr("GDR_DEBUG_SUBSYS", st.subsys));
+  std::string file = valueOr("GDR_DEBUG_FILE", st.file);
   if (!file.empty() && st.out == stderr) {
     std::string path;
     for (size_t i = 0; i < file.size(); ++i) {
@@ -78,7 +84,7 @@ void load() {
     }
     if (FILE* f = std::fopen(path.c_str(), "a")) st.out = f;
   }
-  gLevel.store(static_cast<int>(parseLevel(param::getString("GDR_DEBUG"))), std::memory_order_relaxed);
+  gLevel.store(static_cast<int>(parseLevel(valueOr("GDR_DEBUG", st.level))), std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -94,6 +100,17 @@ bool enabledSlow(Level level, uint32_t subsys) {
 void reload() {
   gLevel.store(-1, std::memory_order_relaxed);
   load();
+}
+
+void setDefaults(const std::string& level, const std::string& subsys, const std::string& file) {
+  {
+    State& st = state();
+    std::lock_guard<std::mutex> g(st.mu);
+    st.level = level;
+    st.subsys = subsys;
+    st.file = file;
+  }
+  reload();
 }
 
 void setContext(int rank, int device) {

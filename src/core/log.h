@@ -6,6 +6,7 @@
 #include <atomic>
 
 #include <cstdint>
+#include <string>
 
 namespace gdr::log {
 
@@ -37,6 +38,10 @@ void write(Level level, uint32_t subsys, const char* file, int line, const char*
 void setContext(int rank, int device);
 // Re-reads GDR_DEBUG* (tests change them).
 void reload();
+// Values for GDR_DEBUG, GDR_DEBUG_SUBSYS and GDR_DEBUG_FILE where the
+// environment leaves them unset (empty: the parameter's default); the NCCL
+// API maps NCCL_DEBUG* through this, never through setenv. Reloads.
+void setDefaults(const std::string& level, const std::string& subsys, const std::string& file);
 
 }  // namespace gdr::log
 

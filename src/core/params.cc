@@ -240,12 +240,46 @@ const std::vector<Info> kParams = {
      "inside ncclCommInitRank."},
 };
 
+}  // namespace
+
+// One value per row of kParams: the environment's, or none where unset.
+struct Snapshot {
+  std::vector<std::optional<std::string>> values;
+};
+
+namespace {
+
+thread_local const Snapshot* tSnapshot = nullptr;
+
 std::string envOrDefault(const Info& i) {
+  if (const Snapshot* s = tSnapshot) {
+    const auto& v = s->values[static_cast<size_t>(&i - kParams.data())];
+    return v ? *v : std::string(i.defaultValue);
+  }
   const char* v = std::getenv(i.name);
   return v ? std::string(v) : std::string(i.defaultValue);
 }
 
 }  // namespace
+
+std::shared_ptr<const Snapshot> snapshot() {
+  auto s = std::make_shared<Snapshot>();
+  s->values.reserve(kParams.size());
+  for (const Info& i : kParams) {
+    if (tSnapshot) {
+      s->values.push_back(tSnapshot->values[s->values.size()]);
+    } else {
+      const char* v = std::getenv(i.name);
+      s->values.push_back(v ? std::optional<std::string>(v) : std::nullopt);
+    }
+  }
+  return s;
+}
+
+UseSnapshot::UseSnapshot(std::shared_ptr<const Snapshot> s) : mine_(std::move(s)), before_(tSnapshot) {
+  tSnapshot = mine_.get();
+}
+UseSnapshot::~UseSnapshot() { tSnapshot = before_; }
 
 const std::vector<Info>& all() { return kParams; }
 
@@ -265,6 +299,12 @@ const char* typeName(Type t) {
 }
 
 std::string current(const Info& info) { return envOrDefault(info); }
+
+bool isSet(const char* name) {
+  const Info& i = find(name);
+  if (const Snapshot* s = tSnapshot) return s->values[static_cast<size_t>(&i - kParams.data())].has_value();
+  return std::getenv(i.name) != nullptr;
+}
 
 int64_t getInt(const char* name) {
   const Info& i = find(name);

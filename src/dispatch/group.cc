@@ -6,6 +6,7 @@
 
 #include "core/cuda.h"
 #include "core/error.h"
+#include "core/lib_thread.h"
 #include "core/log.h"
 #include "dispatch/route.h"
 #include "paths/device.h"
@@ -126,7 +127,7 @@ std::vector<Outcome> runShares(std::vector<Share>& shares) {
   std::vector<std::thread> workers;
   workers.reserve(shares.size());
   for (size_t i = 0; i < shares.size(); ++i)
-    workers.emplace_back([&, i] {
+    workers.push_back(libThread("group", [&, i] {
       Share& s = shares[i];
       log::setContext(s.comm->rank(), s.comm->device());
       try {
@@ -137,7 +138,7 @@ std::vector<Outcome> runShares(std::vector<Share>& shares) {
         return;
       }
       out[i] = runShare(s);
-    });
+    }));
   for (auto& w : workers) w.join();
   return out;
 }

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/lib_thread.h"
 #include "core/log.h"
 
 namespace gdr::progress {
@@ -13,7 +14,7 @@ Engine::Engine(EngineConfig cfg, uint32_t* words, size_t nwords)
   if (cfg_.ringSlots == 0 || nwords_ < 2 * cfg_.ringSlots)
     throw InternalError("progress engine: fewer flag words than ring slots need");
   if (cfg_.timeoutMs <= 0) throw InvalidArgument("progress engine: the timeout must be positive");
-  thread_ = std::thread([this] { loop(); });
+  thread_ = libThread("progress", [this] { loop(); });
 }
 
 Engine::~Engine() {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <new>
 
+#include "core/lib_thread.h"
 #include "core/params.h"
 #include "core/thread_affinity.h"
 
@@ -37,10 +38,10 @@ void CryptoPool::forkChild() {
 
 CryptoPool::CryptoPool(int workers) {
   for (int i = 0; i < workers; ++i)
-    threads_.emplace_back([this] {
+    threads_.push_back(libThread("crypto", [this] {
       widenHelperAffinity("GDR_ENCRYPT worker");
       work();
-    });
+    }));
 }
 
 CryptoPool::~CryptoPool() {

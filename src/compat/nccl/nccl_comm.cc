@@ -10,6 +10,7 @@
 #include "compat/nccl/nccl_compat.h"
 #include "compat/nccl/nccl_group.h"
 #include "core/datatype.h"
+#include "core/lib_thread.h"
 #include "core/log.h"
 #include "core/params.h"
 
@@ -56,13 +57,9 @@ const char* mapLevel(const std::string& s) {
 
 void mapEnvironment() {
   const std::string level = param::getString("NCCL_DEBUG");
-  const bool gdrSet = std::getenv("GDR_DEBUG") != nullptr;
-  if (!level.empty() && !gdrSet) setenv("GDR_DEBUG", mapLevel(level), 0);
   const std::string subsys = param::getString("NCCL_DEBUG_SUBSYS");
-  if (!subsys.empty() && !std::getenv("GDR_DEBUG_SUBSYS")) setenv("GDR_DEBUG_SUBSYS", mapSubsys(subsys).c_str(), 0);
   const std::string file = param::getString("NCCL_DEBUG_FILE");
-  if (!file.empty() && !std::getenv("GDR_DEBUG_FILE")) setenv("GDR_DEBUG_FILE", file.c_str(), 0);
-  log::reload();
+  log::setDefaults(level.empty() ? "" : mapLevel(level), subsys.empty() ? "" : mapSubsys(subsys), file);
   int gdrVersion = 0;
   gdrGetVersion(&gdrVersion);
   if (!strcasecmp(level.c_str(), "VERSION"))
@@ -237,7 +234,7 @@ ncclResult_t initRank(ncclComm_t* out, int nranks, ncclUniqueId commId, int rank
   // Non-blocking, or several communicators created by one thread inside a
   // group: the rendezvous must not wait for ranks this thread has yet to create.
   comm->initState = ncclInProgress;
-  comm->initThread = std::thread(runInit, comm, id);
+  comm->initThread = gdr::libThread("nccl-init", [comm, id] { runInit(comm, id); });
   if (groupActive()) groupNoteInit(comm);
   return comm->blocking ? ncclSuccess : ncclInProgress;
 }
@@ -450,7 +447,7 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
       std::thread t = std::move(c.initThread);
       lk.unlock();
       t.detach();
-      std::thread([&c] {
+      gdr::libThread("nccl-abort", [&c] {
         while (c.initState.load() == ncclInProgress) std::this_thread::sleep_for(std::chrono::milliseconds(10));
         { std::lock_guard<std::mutex> done(c.mu); }  // runInit has left its critical section
         if (c.gdr) gdrCommAbort(c.gdr);

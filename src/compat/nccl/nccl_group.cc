@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "compat/nccl/nccl_sim.h"
+#include "core/lib_thread.h"
 #include "core/log.h"
 
 #if GDR_HAVE_CUDA
@@ -107,7 +108,7 @@ ncclResult_t groupEnd() {
   } else {
     std::vector<std::thread> workers;
     for (size_t i = 0; i < order.size(); ++i)
-      workers.emplace_back([&, i] { outcomes[i] = runQueue(order[i], queues[i]); });
+      workers.push_back(libThread("nccl-group", [&, i] { outcomes[i] = runQueue(order[i], queues[i]); }));
     for (auto& w : workers) w.join();
   }
 
