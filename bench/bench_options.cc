@@ -17,6 +17,8 @@ const char* kUsage =
     "  --max BYTES        largest message (default 64m)\n"
     "  --iters N          timed iterations per size up to 1 MiB (default 200; a tenth above)\n"
     "  --warmup N         untimed iterations first (default 20)\n"
+    "  --reps N           blocks of --iters per size up to 1 MiB, gdrcoll and --compare's peer\n"
+    "                     alternating; each reports its median block (default 5; 1 above)\n"
     "  --mem host|cuda    buffer memory (default host)\n"
     "  --type T           int8 uint8 int32 uint32 int64 uint64 float16 bfloat16 float32 float64\n"
     "                     float8e4m3 float8e5m2 (fp8: no --compare mpi, MPI has no fp8)\n"
@@ -109,6 +111,7 @@ Options parse(int argc, char** argv, int rank) {
     else if (!std::strcmp(a, "--max")) o.maxBytes = parseBytes(value(), rank);
     else if (!std::strcmp(a, "--iters")) o.iters = parseInt(value(), rank), itersSet = true;
     else if (!std::strcmp(a, "--warmup")) o.warmup = parseInt(value(), rank), warmupSet = true;
+    else if (!std::strcmp(a, "--reps")) o.reps = parseInt(value(), rank);
     else if (!std::strcmp(a, "--check")) o.check = true;
     else if (!std::strcmp(a, "--graph")) o.graph = true;
     else if (!std::strcmp(a, "--csv")) o.csv = value();
@@ -148,6 +151,7 @@ Options parse(int argc, char** argv, int rank) {
     }
   }
   if (o.minBytes > o.maxBytes) fail(rank, "%s", "--min is larger than --max");
+  if (o.reps < 1) fail(rank, "%s", "--reps must be at least 1");
   if (itersSet) o.itersLarge = o.iters > 10 ? o.iters / 10 : o.iters;
   if (warmupSet) o.warmupLarge = o.warmup > 5 ? o.warmup / 5 : o.warmup;
   return o;

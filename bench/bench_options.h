@@ -19,6 +19,7 @@ struct Options {
   int itersLarge = 20;   // above 1 MiB
   int warmup = 20;
   int warmupLarge = 3;
+  int reps = 5;  // timed blocks per size up to 1 MiB; its median is reported (one above)
   bool cuda = false;
   bool check = false;
   bool compareMpi = false;
