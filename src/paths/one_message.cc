@@ -41,6 +41,11 @@ bool tryOneMessage(Communicator& comm, const CollCall& call) {
     op.singleCopyFrom = singleCopyFrom;
     return ep->sendNow(op);
   };
+  // A receiver whose message is not there yet polls its one slot for as
+  // long as the wait loop would spin before yielding (not at all where
+  // ranks share cores), then leaves it to the general path: its wait loop
+  // polls every endpoint, so each poll costs more and sees the arrival later.
+  const int spin = comm.config().spinBeforeYield;
   auto recv = [&](void* dst, const void* reduceSrc, transport::ReduceFn fn) {
     transport::RecvOp op;
     op.dst = dst;
@@ -50,7 +55,10 @@ bool tryOneMessage(Communicator& comm, const CollCall& call) {
     op.elemBytes = eb;
     op.reduceSrc = reduceSrc;
     op.fn = fn;
-    return ep->recvNow(op);
+    for (int i = 0;; ++i) {
+      if (ep->recvNow(op)) return true;
+      if (i >= spin) return false;
+    }
   };
   const bool bcast = call.kind == CollKind::Broadcast;
   bool done;
