@@ -33,18 +33,36 @@ bool ShmEndpoint::progress() {
   return moved;
 }
 
+SlotHdr* ShmEndpoint::freeSlot(LaneId id) {
+  const Lane& lane = out_[id];
+  const uint64_t head = head_[id];
+  if (head - cachedTail_[id] >= lane.nSlots) {
+    cachedTail_[id] = lane.ctl->tail.load(std::memory_order_acquire);
+    if (head - cachedTail_[id] >= lane.nSlots) return nullptr;
+  }
+  return lane.at(head);
+}
+
+void ShmEndpoint::fillPayload(SlotHdr* slot, const void* src, size_t len) {
+  slot->len = static_cast<uint32_t>(len);
+  const bool inl = len <= kInlineBytes;
+  slot->flags = inl ? uint16_t{kSlotInline} : uint16_t{0};
+  if (len) std::memcpy(inl ? slot->inl : reinterpret_cast<char*>(slot) + sizeof(SlotHdr), src, len);
+}
+
+void ShmEndpoint::publishSlot(LaneId id, SlotHdr* slot) {
+  slot->seq.store(head_[id] + 1, std::memory_order_release);
+  demoteLine(slot);  // the receiver reads it next
+  ++head_[id];
+}
+
 bool ShmEndpoint::progressSends() {
   bool moved = false;
   while (!sends_.empty()) {
     SendOp* op = sends_.front();
     const LaneId id = static_cast<LaneId>(op->lane);
-    const Lane& lane = out_[id];
-    uint64_t& head = head_[id];
-    if (head - cachedTail_[id] >= lane.nSlots) {
-      cachedTail_[id] = lane.ctl->tail.load(std::memory_order_acquire);
-      if (head - cachedTail_[id] >= lane.nSlots) break;
-    }
-    SlotHdr* slot = lane.at(head);
+    SlotHdr* slot = freeSlot(id);
+    if (!slot) break;
     slot->sig = op->sig;
     slot->msgBytes = op->bytes;
     slot->msgNo = sendMsgNo_;
@@ -60,17 +78,12 @@ bool ShmEndpoint::progressSends() {
     } else {
       size_t len =
           std::min(id == kSmallLane ? size_t{kSmallBytes} : outSlotBytes_, op->bytes - op->sent);
-      slot->len = static_cast<uint32_t>(len);
-      slot->flags = len <= kInlineBytes ? uint16_t{kSlotInline} : uint16_t{0};
-      char* dst = len <= kInlineBytes ? slot->inl : reinterpret_cast<char*>(slot) + sizeof(SlotHdr);
-      if (len) std::memcpy(dst, static_cast<const char*>(op->data) + op->sent, len);
+      fillPayload(slot, static_cast<const char*>(op->data) + op->sent, len);
       op->sent += len;
       done = op->sent == op->bytes;
     }
-    op->lastSlot = head;
-    slot->seq.store(head + 1, std::memory_order_release);
-    demoteLine(slot);  // the receiver reads it next
-    ++head;
+    op->lastSlot = head_[id];
+    publishSlot(id, slot);
     moved = true;
     if (op->sent == op->bytes) {
       sends_.pop_front();
@@ -185,23 +198,13 @@ void ShmEndpoint::retire(LaneId id, const SlotHdr* slot, bool single) {
 
 bool ShmEndpoint::sendNow(SendOp& op) {
   if (!sends_.empty() || laneFor(op.bytes, op.singleCopyFrom, cfg_.cmaThreshold) != kSmallLane) return false;
-  const Lane& lane = out_[kSmallLane];
-  uint64_t& head = head_[kSmallLane];
-  if (head - cachedTail_[kSmallLane] >= lane.nSlots) {
-    cachedTail_[kSmallLane] = lane.ctl->tail.load(std::memory_order_acquire);
-    if (head - cachedTail_[kSmallLane] >= lane.nSlots) return false;
-  }
-  SlotHdr* slot = lane.at(head);
+  SlotHdr* slot = freeSlot(kSmallLane);
+  if (!slot) return false;
   slot->sig = op.sig;
   slot->msgBytes = op.bytes;
   slot->msgNo = sendMsgNo_++;
-  slot->len = static_cast<uint32_t>(op.bytes);
-  const bool inl = op.bytes <= kInlineBytes;
-  slot->flags = inl ? uint16_t{kSlotInline} : uint16_t{0};
-  if (op.bytes) std::memcpy(inl ? slot->inl : reinterpret_cast<char*>(slot) + sizeof(SlotHdr), op.data, op.bytes);
-  slot->seq.store(head + 1, std::memory_order_release);
-  demoteLine(slot);
-  ++head;
+  fillPayload(slot, op.data, op.bytes);
+  publishSlot(kSmallLane, slot);
   op.sent = op.bytes;
   op.complete = true;
   return true;

@@ -73,6 +73,13 @@ class ShmEndpoint final : public Endpoint {
   void reset() noexcept override;
 
  private:
+  // The slot at the head of lane `id` to the peer; null while the peer has
+  // not consumed enough of the lane.
+  SlotHdr* freeSlot(LaneId id);
+  // The payload into the slot: inline in its header line where it fits.
+  static void fillPayload(SlotHdr* slot, const void* src, size_t len);
+  // Makes the head slot visible to the peer and moves the head on.
+  void publishSlot(LaneId id, SlotHdr* slot);
   bool progressSends();
   bool progressRecvs();
   void checkMatches(const RecvOp* op, const SlotHdr* slot) const;
