@@ -41,11 +41,6 @@ bool tryOneMessage(Communicator& comm, const CollCall& call) {
     op.singleCopyFrom = singleCopyFrom;
     return ep->sendNow(op);
   };
-  // A receiver whose message is not there yet polls its one slot for as
-  // long as the wait loop would spin before yielding (not at all where
-  // ranks share cores), then leaves it to the general path: its wait loop
-  // polls every endpoint, so each poll costs more and sees the arrival later.
-  const int spin = comm.config().spinBeforeYield;
   auto recv = [&](void* dst, const void* reduceSrc, transport::ReduceFn fn) {
     transport::RecvOp op;
     op.dst = dst;
@@ -55,10 +50,7 @@ bool tryOneMessage(Communicator& comm, const CollCall& call) {
     op.elemBytes = eb;
     op.reduceSrc = reduceSrc;
     op.fn = fn;
-    for (int i = 0;; ++i) {
-      if (ep->recvNow(op)) return true;
-      if (i >= spin) return false;
-    }
+    return ep->recvNow(op);
   };
   const bool bcast = call.kind == CollKind::Broadcast;
   bool done;
