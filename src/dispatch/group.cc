@@ -15,25 +15,32 @@ namespace gdr::dispatch {
 
 namespace {
 
-// One queued call. A collective keeps its own copy of all-to-all-v's arrays.
+// One queued call or step. A collective keeps its own copy of all-to-all-v's
+// arrays.
 struct GroupOp {
-  bool isColl = false;
+  enum Kind : uint8_t { P2P, Coll, Step } kind = P2P;
   bool onDevice = false;
   CollCall call{coll::CollKind::Barrier};
   gdrStream_t stream = nullptr;
   std::vector<size_t> vee[4];  // send counts, send displs, recv counts, recv displs
   P2PCall p2p;
+  std::function<void()> step;
 };
 
-// One communicator's share of a group.
+// One communicator's share of a group, or a deferred member (no
+// communicator yet: `wait`, then `replays` in a group of its thread's own).
 struct Share {
-  CommRef comm;           // held until the group has run (or the communicator is destroyed)
-  BootstrapFactory init;  // set for a pending init
+  const void* key = nullptr;  // comm.get(), or the deferred member's key
+  CommRef comm;               // held until the group has run (or the communicator is destroyed)
+  BootstrapFactory init;      // set for a pending init
   std::vector<GroupOp> ops;
+  std::function<void()> wait;
+  std::vector<std::function<void()>> replays;
 };
 
 struct GroupState {
   std::vector<Share> shares;  // in order of first appearance
+  GroupOrder order = GroupOrder::InOrder;
   gdrResult_t initError = gdrSuccess;
   std::string initErrorText;
 };
@@ -42,10 +49,17 @@ thread_local GroupState tGroup;
 // and a thread_local with a constructor is behind an initialisation check.
 __thread int tGroupDepth = 0;
 
-Share& shareOf(Communicator* comm) {
+Share* findShare(const void* key) {
   for (Share& s : tGroup.shares)
-    if (s.comm.get() == comm) return s;
-  tGroup.shares.push_back(Share{CommRef(comm), nullptr, {}});
+    if (s.key == key) return &s;
+  return nullptr;
+}
+
+Share& shareOf(Communicator* comm) {
+  if (Share* s = findShare(comm)) return *s;
+  tGroup.shares.emplace_back();
+  tGroup.shares.back().key = comm;
+  tGroup.shares.back().comm = CommRef(comm);
   return tGroup.shares.back();
 }
 
@@ -60,21 +74,41 @@ const CollCall& callOf(GroupOp& op) {
   return op.call;
 }
 
-// A share's calls in order, each through the router (so host work waits for
-// the staged device work before it, as outside a group). The send/recv
-// between two collectives form one batch.
-void runOps(Communicator& comm, std::vector<GroupOp>& ops) {
+// A share's calls in the group's order, each through the router (so host
+// work waits for the staged device work before it, as outside a group).
+// InOrder: the send/recv between two collectives (or steps) form one batch;
+// CollectivesFirst: all of them form one batch after the collectives.
+void runOps(Communicator& comm, std::vector<GroupOp>& ops, GroupOrder order) {
   std::vector<P2PCall> host, dev;
   for (GroupOp& op : ops) {
-    if (!op.isColl) {
+    if (op.kind == GroupOp::P2P) {
       (op.onDevice ? dev : host).push_back(op.p2p);
       continue;
     }
-    runP2PBatch(comm, host, dev);
+    if (order == GroupOrder::InOrder) runP2PBatch(comm, host, dev);
     comm.throwIfFailed();
-    runCollective(comm, callOf(op), op.onDevice, op.stream);
+    if (op.kind == GroupOp::Coll)
+      runCollective(comm, callOf(op), op.onDevice, op.stream);
+    else
+      op.step();
   }
   runP2PBatch(comm, host, dev);
+}
+
+// A deferred member's calls, replayed once its communicator exists inside a
+// group of this thread's own, which then runs them (on this thread: they
+// are one communicator's). A replay that throws drops that group.
+void replayDeferred(Share& s, GroupOrder order) {
+  s.wait();
+  if (s.replays.empty()) return;
+  groupStart(order);
+  try {
+    for (auto& r : s.replays) r();
+  } catch (...) {
+    groupDiscard();
+    throw;
+  }
+  groupEnd();
 }
 
 struct Outcome {
@@ -84,9 +118,13 @@ struct Outcome {
 
 // A share: the pending init (if any), then the queued calls in order.
 // Errors are caught here, recorded on the communicator, and returned.
-Outcome runShare(Share& s) {
+Outcome runShare(Share& s, GroupOrder order) {
   Outcome o;
   try {
+    if (!s.comm.get()) {
+      replayDeferred(s, order);
+      return o;
+    }
     if (s.init) {
       try {
         s.comm->start(s.init());
@@ -96,14 +134,14 @@ Outcome runShare(Share& s) {
         throw;
       }
     }
-    runOps(*s.comm, s.ops);
+    runOps(*s.comm, s.ops, order);
     return o;
   } catch (...) {
     const ErrorReport r = reportCurrentException();
     o.code = r.code;
     o.text = r.text;
   }
-  s.comm->setLastError("gdrGroupEnd: " + o.text);
+  if (s.comm.get()) s.comm->setLastError("gdrGroupEnd: " + o.text);
   return o;
 }
 
@@ -111,24 +149,28 @@ Outcome runShare(Share& s) {
 // worker threads would buy nothing.
 bool allAsyncDevice(const std::vector<Share>& shares) {
   for (const Share& s : shares) {
-    if (s.init || !paths::deviceOpsAsync(*s.comm)) return false;
+    if (s.init || !s.comm.get() || !paths::deviceOpsAsync(*s.comm)) return false;
     for (const GroupOp& op : s.ops)
-      if (!op.onDevice) return false;
+      if (!op.onDevice || op.kind == GroupOp::Step) return false;
   }
   return true;
 }
 
-std::vector<Outcome> runShares(std::vector<Share>& shares) {
+std::vector<Outcome> runShares(std::vector<Share>& shares, GroupOrder order) {
   std::vector<Outcome> out(shares.size());
   if ((shares.size() == 1 && !shares[0].init) || allAsyncDevice(shares)) {
-    for (size_t i = 0; i < shares.size(); ++i) out[i] = runShare(shares[i]);
+    for (size_t i = 0; i < shares.size(); ++i) out[i] = runShare(shares[i], order);
     return out;
   }
   std::vector<std::thread> workers;
   workers.reserve(shares.size());
   for (size_t i = 0; i < shares.size(); ++i)
-    workers.push_back(libThread("group", [&, i] {
+    workers.push_back(libThread("group", [&, i, order] {
       Share& s = shares[i];
+      if (!s.comm.get()) {  // its replays set the context once the communicator exists
+        out[i] = runShare(s, order);
+        return;
+      }
       log::setContext(s.comm->rank(), s.comm->device());
       try {
         setCudaDevice(s.comm->device());
@@ -137,7 +179,7 @@ std::vector<Outcome> runShares(std::vector<Share>& shares) {
         out[i] = Outcome{e.code(), e.what()};
         return;
       }
-      out[i] = runShare(s);
+      out[i] = runShare(s, order);
     }));
   for (auto& w : workers) w.join();
   return out;
@@ -145,7 +187,9 @@ std::vector<Outcome> runShares(std::vector<Share>& shares) {
 
 }  // namespace
 
-void groupStart() { ++tGroupDepth; }
+void groupStart(GroupOrder order) {
+  if (tGroupDepth++ == 0) tGroup.order = order;
+}
 
 bool inGroup() { return tGroupDepth > 0; }
 
@@ -154,6 +198,7 @@ void groupEnd() {
   if (--tGroupDepth > 0) return;
   std::vector<Share> shares;
   shares.swap(tGroup.shares);
+  const GroupOrder order = tGroup.order;
   const gdrResult_t initError = tGroup.initError;
   const std::string initText = tGroup.initErrorText;
   tGroup.initError = gdrSuccess;
@@ -169,29 +214,43 @@ void groupEnd() {
         std::remove_if(shares.begin(), shares.end(), [](const Share& s) { return bool(s.init); }),
         shares.end());
   }
-  std::vector<Outcome> out = runShares(shares);
+  std::vector<Outcome> out = runShares(shares, order);
   if (initError != gdrSuccess)
     throw Error(initError, "a gdrCommInitRank inside the group failed: " + initText);
   // The first error is returned (and logged by the API layer); the others
   // are logged here, each once.
+  // A deferred member's text names its rank already (its own group's).
+  auto text = [&](size_t i) {
+    return shares[i].comm.get()
+               ? strprintf("rank %d: %s", shares[i].comm->rank(), out[i].text.c_str())
+               : out[i].text;
+  };
   size_t first = out.size();
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i].code == gdrSuccess) continue;
     if (first == out.size())
       first = i;
     else
-      GDR_WARN(kColl, "gdrGroupEnd: rank %d: %s", shares[i].comm->rank(), out[i].text.c_str());
+      GDR_WARN(kColl, "gdrGroupEnd: %s", text(i).c_str());
   }
-  if (first < out.size())
-    throw Error(out[first].code,
-                strprintf("rank %d: %s", shares[first].comm->rank(), out[first].text.c_str()));
+  if (first < out.size()) throw Error(out[first].code, text(first));
 }
 
-void groupForget(Communicator* comm) {
+void groupDiscard() {
+  if (tGroupDepth == 0 || --tGroupDepth > 0) return;
+  std::vector<Share> shares;
+  shares.swap(tGroup.shares);
+  tGroup.initError = gdrSuccess;
+  tGroup.initErrorText.clear();
+  for (Share& s : shares)
+    if (s.init)
+      s.comm->failStart(gdrInvalidUsage, "not created: its group was ended without running");
+}
+
+void groupForget(const void* key) {
   auto& sh = tGroup.shares;
-  sh.erase(
-      std::remove_if(sh.begin(), sh.end(), [&](const Share& s) { return s.comm.get() == comm; }),
-      sh.end());
+  sh.erase(std::remove_if(sh.begin(), sh.end(), [&](const Share& s) { return s.key == key; }),
+           sh.end());
 }
 
 void groupAddInit(Communicator* comm, BootstrapFactory make) {
@@ -199,9 +258,8 @@ void groupAddInit(Communicator* comm, BootstrapFactory make) {
 }
 
 bool groupOwnsInit(const Communicator* comm) {
-  for (const Share& s : tGroup.shares)
-    if (s.comm.get() == comm) return bool(s.init);
-  return false;
+  const Share* s = findShare(comm);
+  return s && s->init;
 }
 
 void groupNoteInitError(gdrResult_t code, const std::string& text) {
@@ -214,7 +272,7 @@ void groupAddColl(Communicator& comm, const CollCall& call, bool onDevice, gdrSt
   Share& s = shareOf(&comm);
   s.ops.emplace_back();
   GroupOp& op = s.ops.back();
-  op.isColl = true;
+  op.kind = GroupOp::Coll;
   op.onDevice = onDevice;
   op.call = call;
   op.stream = stream;
@@ -231,6 +289,29 @@ void groupAddP2P(Communicator& comm, const P2PCall& req, bool onDevice) {
   s.ops.emplace_back();
   s.ops.back().onDevice = onDevice;
   s.ops.back().p2p = req;
+}
+
+void groupAddStep(Communicator& comm, std::function<void()> step) {
+  Share& s = shareOf(&comm);
+  s.ops.emplace_back();
+  s.ops.back().kind = GroupOp::Step;
+  s.ops.back().step = std::move(step);
+}
+
+void groupAddDeferred(const void* key, std::function<void()> wait, std::function<void()> replay) {
+  Share* s = findShare(key);
+  if (!s) {
+    tGroup.shares.emplace_back();
+    s = &tGroup.shares.back();
+    s->key = key;
+    s->wait = std::move(wait);
+  }
+  if (replay) s->replays.push_back(std::move(replay));
+}
+
+bool groupDefers(const void* key) {
+  const Share* s = findShare(key);
+  return s && !s->comm.get();
 }
 
 }  // namespace gdr::dispatch

@@ -1,5 +1,6 @@
 // What the NCCL-API test's files share (nccl_api_test.cc runs the ranks;
-// nccl_api_oneproc.cc has the one-process cases): the rank, the failure
+// nccl_api_oneproc.cc has the one-process cases, nccl_api_group.cc the
+// group ones): the rank, the failure
 // count, the checks, and every rank's input.
 #pragma once
 
@@ -22,6 +23,8 @@ double combine(double a, double b, ncclRedOp_t op);
 double reduced(int nranks, size_t i, ncclRedOp_t op);
 // The cases that need no other process (nccl_api_oneproc.cc).
 void testProcessLocal();
+// The order of a group's calls and copies (nccl_api_group.cc).
+void testGroupOrder(ncclComm_t comm, int rank, int n);
 
 }  // namespace nccltest
 

@@ -1,5 +1,6 @@
 // The NCCL-API test's one-process cases: the version and error strings,
-// ncclCommInitAll, non-blocking init, several unique ids, ncclMemAlloc.
+// ncclCommInitAll, non-blocking init, calls on communicators still being
+// made, several unique ids, ncclMemAlloc.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -92,6 +93,43 @@ void testNonBlocking(int n) {
   for (ncclComm_t c : comms) NCCLOK(ncclCommDestroy(c));
 }
 
+// Calls on communicators whose init still runs, from this one thread inside
+// a group: blocking inits made in the same group, then non-blocking ones
+// made just before it. The group's end waits for each init, then runs its
+// calls.
+void testCallsDuringInit(int n) {
+  for (int blocking = 1; blocking >= 0; --blocking) {
+    ncclUniqueId id;
+    NCCLOK(ncclGetUniqueId(&id));
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = blocking;
+    std::vector<ncclComm_t> comms(n, nullptr);
+    std::vector<int64_t> in(n), out(n, 0);
+    if (blocking) NCCLOK(ncclGroupStart());
+    for (int r = 0; r < n; ++r) {
+      const ncclResult_t res = ncclCommInitRankConfig(&comms[r], n, id, r, &config);
+      CHECK(res == ncclSuccess || (!blocking && res == ncclInProgress),
+            "init (blocking %d) returned %d", blocking, res);
+    }
+    if (!blocking) NCCLOK(ncclGroupStart());
+    for (int r = 0; r < n; ++r) {
+      in[r] = 1000 + r;
+      NCCLOK(ncclAllReduce(&in[r], &out[r], 1, ncclInt64, ncclSum, comms[r], nullptr));
+    }
+    const ncclResult_t end = ncclGroupEnd();
+    CHECK(end == ncclSuccess, "group end (blocking %d): %d %s", blocking, end,
+          ncclGetLastError(nullptr));
+    for (int r = 0; r < n; ++r) {
+      ncclResult_t state = ncclInternalError;
+      NCCLOK(ncclCommGetAsyncError(comms[r], &state));
+      CHECK(state == ncclSuccess, "comm %d after the group (blocking %d): %d", r, blocking, state);
+      CHECK(out[r] == 1000 * n + n * (n - 1) / 2,
+            "allreduce during init (blocking %d) rank %d: %lld", blocking, r, (long long)out[r]);
+    }
+    for (ncclComm_t c : comms) NCCLOK(ncclCommDestroy(c));
+  }
+}
+
 // Several unique ids (what PyTorch passes from 129 ranks on): every rank
 // gets all of them, in the same order; ranks as threads of this process.
 void testScalable(int n) {
@@ -140,6 +178,7 @@ void testProcessLocal() {
   NCCLOK(ncclMemFree(mem));
   testInitAll(3);
   testNonBlocking(3);
+  testCallsDuringInit(3);
   testScalable(3);
 }
 

@@ -466,6 +466,7 @@ int runRank(int rank, int n, ncclUniqueId id) {
   testRooted(comm, rank, n);
   testGatherLike(comm, rank, n);
   testGroupSendRecv(comm, rank, n);
+  testGroupOrder(comm, rank, n);
   testPreMulSum(comm, rank, n);
   testSplit(comm, rank, n);
   testPairFirstP2p(comm, rank, n);

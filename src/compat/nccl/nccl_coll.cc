@@ -3,6 +3,7 @@
 // and scatter are all-to-allv calls with one non-empty row; a PreMulSum op is
 // gdrcoll's (gdrRedOpCreatePreMulSum), which scales and sums.
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "compat/nccl/nccl_compat.h"
@@ -11,6 +12,7 @@
 #include "compat/nccl/nccl_sim.h"
 #include "core/cuda.h"
 #include "core/datatype.h"
+#include "core/log.h"
 #include "core/memory_kind.h"
 
 #if GDR_HAVE_CUDA
@@ -100,23 +102,29 @@ gdrRedOp_t resolveOp(Comm& c, ncclRedOp_t op, ncclDataType_t type) {
   return p.gdrOp;
 }
 
-// Runs `issue` now, or queues it when a group is open (noting `sim` for
-// ncclGroupSimulateEnd).
+// Makes the call now: its gdr* calls run, or queue when a group is open.
+// Inside a group on a communicator whose init still runs, the call is
+// replayed at the group's end instead (nccl_group.h); `sim` is noted for
+// ncclGroupSimulateEnd either way.
 template <typename Issue>
-ncclResult_t enqueue(const char* fn, ncclComm_t comm, bool p2p, const SimCall& sim, Issue issue) {
+ncclResult_t enqueue(const char* fn, ncclComm_t comm, const SimCall& sim, Issue issue) {
   return guard(fn, comm, [&]() -> ncclResult_t {
     Comm& c = checkComm(comm);
     if (groupActive()) {
       groupNoteSim(c, sim);
-      groupDefer(&c, p2p, [fn, comm, issue]() {
-        return guard(fn, comm, [&] {
+      auto replay = [fn, comm, issue] {
+        try {
           Comm& ready = readyComm(comm);
+          log::setContext(ready.rank, ready.cudaDev);
           ScopedDevice deviceScope(ready.cudaDev);
           issue(ready);
-          return ncclSuccess;
-        });
-      });
-      return ncclSuccess;
+        } catch (...) {
+          const ErrorReport r = reportCurrentException();
+          recordError(fn, comm, fromGdr(r.code), r.text, true);
+          throw;
+        }
+      };
+      if (groupDefer(c, replay)) return ncclSuccess;
     }
     Comm& ready = readyComm(comm);
     ScopedDevice deviceScope(ready.cudaDev);
@@ -170,7 +178,7 @@ ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, n
   ncclResult_t one;
   if (builtinOp(op) && oneRankCopy("ncclAllReduce", comm, sendbuff, recvbuff, count, datatype, stream, &one)) return one;
   const SimCall sim = simCall(gdr::CollKind::AllReduce, count, datatype);
-  return enqueue("ncclAllReduce", comm, false, sim, [=](Comm& c) {
+  return enqueue("ncclAllReduce", comm, sim, [=](Comm& c) {
     const gdrDataType_t t = toGdrType(datatype);
     checkGdr(gdrAllReduce(sendbuff, recvbuff, count, t, resolveOp(c, op, datatype), c.gdr,
                           toGdr(stream)),
@@ -183,9 +191,11 @@ ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, n
   ncclResult_t one;
   if (root == 0 && oneRankCopy("ncclBroadcast", comm, sendbuff, recvbuff, count, datatype, stream, &one)) return one;
   const SimCall sim = simCall(gdr::CollKind::Broadcast, count, datatype, root);
-  return enqueue("ncclBroadcast", comm, false, sim, [=](Comm& c) {
+  return enqueue("ncclBroadcast", comm, sim, [=](Comm& c) {
     const gdrDataType_t t = toGdrType(datatype);
-    if (c.rank == root && sendbuff) copyBytes(recvbuff, sendbuff, count * typeBytes(datatype), stream);
+    const size_t bytes = count * typeBytes(datatype);
+    if (c.rank == root && sendbuff)
+      groupStep(c, [=] { copyBytes(recvbuff, sendbuff, bytes, stream); });
     checkGdr(gdrBroadcast(recvbuff, count, t, root, c.gdr, toGdr(stream)), c.gdr);
   });
 }
@@ -195,7 +205,7 @@ ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int ro
   ncclResult_t one;
   if (root == 0 && oneRankCopy("ncclBcast", comm, buff, buff, count, datatype, stream, &one)) return one;
   const SimCall sim = simCall(gdr::CollKind::Broadcast, count, datatype, root);
-  return enqueue("ncclBcast", comm, false, sim, [=](Comm& c) {
+  return enqueue("ncclBcast", comm, sim, [=](Comm& c) {
     checkGdr(gdrBroadcast(buff, count, toGdrType(datatype), root, c.gdr, toGdr(stream)), c.gdr);
   });
 }
@@ -205,7 +215,7 @@ ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, nccl
   ncclResult_t one;
   if (builtinOp(op) && root == 0 && oneRankCopy("ncclReduce", comm, sendbuff, recvbuff, count, datatype, stream, &one)) return one;
   const SimCall sim = simCall(gdr::CollKind::Reduce, count, datatype, root);
-  return enqueue("ncclReduce", comm, false, sim, [=](Comm& c) {
+  return enqueue("ncclReduce", comm, sim, [=](Comm& c) {
     const gdrDataType_t t = toGdrType(datatype);
     checkGdr(gdrReduce(sendbuff, recvbuff, count, t, resolveOp(c, op, datatype), root, c.gdr,
                        toGdr(stream)),
@@ -219,7 +229,7 @@ ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcoun
   ncclResult_t one;
   if (oneRankCopy("ncclAllGather", comm, sendbuff, recvbuff, sendcount, datatype, stream, &one)) return one;
   const SimCall sim = simCall(gdr::CollKind::AllGather, sendcount, datatype);
-  return enqueue("ncclAllGather", comm, false, sim, [=](Comm& c) {
+  return enqueue("ncclAllGather", comm, sim, [=](Comm& c) {
     const size_t block = sendcount * typeBytes(datatype);
     const bool inPlace = recvbuff && sendbuff == bytePtr(recvbuff) + c.rank * block;
     checkGdr(gdrAllGather(inPlace ? GDR_IN_PLACE : sendbuff, sendcount, recvbuff, toGdrType(datatype), c.gdr,
@@ -231,13 +241,13 @@ ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcoun
 // In place when recvbuff is this rank's block of sendbuff. gdrcoll's in-place
 // form leaves the result at the buffer's start instead, so overlapping calls
 // on ranks other than 0 reduce into scratch and copy the block where NCCL
-// puts it.
+// puts it (in a group, a step after the call).
 ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
                                ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
   ncclResult_t one;
   if (builtinOp(op) && oneRankCopy("ncclReduceScatter", comm, sendbuff, recvbuff, recvcount, datatype, stream, &one)) return one;
   const SimCall sim = simCall(gdr::CollKind::ReduceScatter, recvcount, datatype);
-  return enqueue("ncclReduceScatter", comm, false, sim, [=](Comm& c) {
+  return enqueue("ncclReduceScatter", comm, sim, [=](Comm& c) {
     const gdrDataType_t t = toGdrType(datatype);
     const gdrRedOp_t g = resolveOp(c, op, datatype);
     const size_t block = recvcount * typeBytes(datatype);
@@ -255,9 +265,10 @@ ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recv
                c.gdr);
       return;
     }
-    Scratch out(block, recvbuff, stream);
-    checkGdr(gdrReduceScatter(sendbuff, out.data(), recvcount, t, g, c.gdr, toGdr(stream)), c.gdr);
-    copyBytes(recvbuff, out.data(), block, stream);
+    // The scratch lives until the copy has run (in a group: until its end).
+    auto out = std::make_shared<Scratch>(block, recvbuff, stream);
+    checkGdr(gdrReduceScatter(sendbuff, out->data(), recvcount, t, g, c.gdr, toGdr(stream)), c.gdr);
+    groupStep(c, [=] { copyBytes(recvbuff, out->data(), block, stream); });
   });
 }
 
@@ -266,35 +277,35 @@ ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, nc
   ncclResult_t one;
   if (oneRankCopy("ncclAlltoAll", comm, sendbuff, recvbuff, count, datatype, stream, &one)) return one;
   const SimCall sim = simCall(gdr::CollKind::AllToAll, count, datatype);
-  return enqueue("ncclAlltoAll", comm, false, sim, [=](Comm& c) {
+  return enqueue("ncclAlltoAll", comm, sim, [=](Comm& c) {
     checkGdr(gdrAllToAll(sendbuff, count, recvbuff, toGdrType(datatype), c.gdr, toGdr(stream)), c.gdr);
   });
 }
 
 ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                         ncclComm_t comm, cudaStream_t stream) {
-  return enqueue("ncclGather", comm, false, SimCall{}, [=](Comm& c) {
+  return enqueue("ncclGather", comm, SimCall{}, [=](Comm& c) {
     rootedExchange(c, sendbuff, recvbuff, count, datatype, root, true, stream);
   });
 }
 
 ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                          ncclComm_t comm, cudaStream_t stream) {
-  return enqueue("ncclScatter", comm, false, SimCall{}, [=](Comm& c) {
+  return enqueue("ncclScatter", comm, SimCall{}, [=](Comm& c) {
     rootedExchange(c, sendbuff, recvbuff, count, datatype, root, false, stream);
   });
 }
 
 ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
-  return enqueue("ncclSend", comm, true, SimCall{}, [=](Comm& c) {
+  return enqueue("ncclSend", comm, SimCall{}, [=](Comm& c) {
     checkGdr(gdrSend(sendbuff, count, toGdrType(datatype), peer, c.gdr, toGdr(stream)), c.gdr);
   });
 }
 
 ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
-  return enqueue("ncclRecv", comm, true, SimCall{}, [=](Comm& c) {
+  return enqueue("ncclRecv", comm, SimCall{}, [=](Comm& c) {
     checkGdr(gdrRecv(recvbuff, count, toGdrType(datatype), peer, c.gdr, toGdr(stream)), c.gdr);
   });
 }
@@ -307,12 +318,7 @@ ncclResult_t ncclGroupStart(void) {
 }
 
 ncclResult_t ncclGroupEnd(void) {
-  return guard("ncclGroupEnd", nullptr, [] {
-    const ncclResult_t r = groupEnd();
-    if (r != ncclSuccess && r != ncclInProgress)
-      return recordError("ncclGroupEnd", nullptr, r, threadLastError(), true);
-    return r;
-  });
+  return guard("ncclGroupEnd", nullptr, [] { return groupEnd(); });
 }
 
 ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,

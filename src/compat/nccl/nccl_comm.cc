@@ -166,6 +166,27 @@ ncclResult_t fromGdr(gdrResult_t r) {
   }
 }
 
+gdrResult_t toGdr(ncclResult_t r) {
+  switch (r) {
+    case ncclSuccess:
+      return gdrSuccess;
+    case ncclInvalidArgument:
+      return gdrInvalidArgument;
+    case ncclInvalidUsage:
+      return gdrInvalidUsage;
+    case ncclSystemError:
+      return gdrSystemError;
+    case ncclRemoteError:
+      return gdrRemoteError;
+    case ncclUnhandledCudaError:
+      return gdrCudaError;
+    case ncclInProgress:
+      return gdrInProgress;
+    default:
+      return gdrInternalError;
+  }
+}
+
 void checkGdr(gdrResult_t r, gdrComm_t g) {
   if (r != gdrSuccess) throw GdrCallError(r, gdrGetLastError(g));
 }
@@ -324,13 +345,20 @@ ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int* devlist) {
     checkGdr(gdrGetUniqueId(&gid), nullptr);
     std::memcpy(id.internal, gid.internal, sizeof(id.internal));
     for (int i = 0; i < ndev; ++i) comms[i] = nullptr;
+    std::string failed;
     groupStart();
-    for (int i = 0; i < ndev; ++i) initRank(&comms[i], ndev, id, i, nullptr, devlist ? devlist[i] : i);
-    const ncclResult_t r = groupEnd();
-    if (r != ncclSuccess) {
+    try {
+      for (int i = 0; i < ndev; ++i)
+        initRank(&comms[i], ndev, id, i, nullptr, devlist ? devlist[i] : i);
+      groupEnd();
+    } catch (...) {
+      groupDiscard();  // only where initRank threw: groupEnd has closed the group
+      failed = gdr::reportCurrentException().text;
+    }
+    if (!failed.empty()) {
       for (int i = 0; i < ndev; ++i)
         if (comms[i]) ncclCommAbort(comms[i]), comms[i] = nullptr;
-      throw InvalidUsage(std::string("creating the communicators failed: ") + threadLastError());
+      throw InvalidUsage("creating the communicators failed: " + failed);
     }
     return ncclSuccess;
   });
@@ -343,11 +371,16 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newc
     Comm& parent = checkComm(comm);
     *newcomm = nullptr;
     if (groupActive()) {
+      // A step of the group: it runs at its place in the parent's order,
+      // outside any group (its all-gathers run at once).
       ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
       if (config) std::memcpy(&cfg, config, std::min(sizeof(cfg), config->size));
-      groupDefer(&parent, false, [comm, color, key, newcomm, cfg]() mutable {
-        return ncclCommSplit(comm, color, key, newcomm, &cfg);
-      });
+      auto split = [comm, color, key, newcomm, cfg]() mutable {
+        const ncclResult_t r = ncclCommSplit(comm, color, key, newcomm, &cfg);
+        if (r != ncclSuccess) throw GdrCallError(toGdr(r), threadLastError());
+      };
+      if (!groupDefer(parent, [comm, split] { groupStep(readyComm(comm), split); }))
+        groupStep(readyComm(comm), split);
       return ncclSuccess;
     }
     readyComm(comm);
@@ -422,6 +455,7 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   return guard("ncclCommDestroy", nullptr, [&] {
     if (!comm) return ncclSuccess;  // NCCL accepts NULL
     Comm& c = checkComm(comm);
+    groupForget(&c);
     {
       std::lock_guard<std::mutex> lk(c.threadMu);
       if (c.initThread.joinable()) c.initThread.join();
@@ -439,6 +473,7 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
   return guard("ncclCommAbort", nullptr, [&] {
     if (!comm) return ncclSuccess;
     Comm& c = checkComm(comm);
+    groupForget(&c);
     c.magic = 0;
     std::unique_lock<std::mutex> lk(c.threadMu);
     if (c.initThread.joinable() && c.initState.load() == ncclInProgress) {

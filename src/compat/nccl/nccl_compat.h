@@ -82,6 +82,8 @@ struct GdrCallError : Error {
 
 // gdrResult_t -> ncclResult_t (the text stays in the last-error string).
 ncclResult_t fromGdr(gdrResult_t r);
+// ncclResult_t -> gdrResult_t (an NCCL failure carried through a gdrcoll group).
+gdrResult_t toGdr(ncclResult_t r);
 // Throws the gdr call's error (its text from gdrGetLastError) unless it
 // succeeded. gdrcoll already logged it where it was detected.
 void checkGdr(gdrResult_t r, gdrComm_t g);

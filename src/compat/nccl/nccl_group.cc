@@ -1,142 +1,94 @@
 #include "compat/nccl/nccl_group.h"
 
-#include <thread>
 #include <vector>
 
 #include "compat/nccl/nccl_sim.h"
-#include "core/lib_thread.h"
-#include "core/log.h"
-
-#if GDR_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#endif
+#include "core/cuda.h"
+#include "dispatch/group.h"
 
 namespace gdr::nccl {
 
 namespace {
 
-struct Call {
-  Comm* comm;
-  bool p2p;
-  std::function<ncclResult_t()> run;
-};
+// The non-blocking communicators created inside this thread's open group:
+// ncclGroupEnd returns ncclInProgress while one of them still initializes.
+thread_local std::vector<Comm*> tNonBlocking;
 
-struct GroupState {
-  int depth = 0;
-  std::vector<Call> calls;
-  std::vector<Comm*> inits;
-};
-
-thread_local GroupState tGroup;
-
-struct Outcome {
-  ncclResult_t code = ncclSuccess;
-  std::string text;
-};
-
-void keep(Outcome& o, ncclResult_t r) {
-  if (r == ncclSuccess || r == ncclInProgress || o.code != ncclSuccess) return;
-  o.code = r;
-  o.text = threadLastError();
+// Joins a blocking init made inside the group; throws its error.
+void waitInit(Comm* c) {
+  {
+    std::lock_guard<std::mutex> lk(c->threadMu);
+    if (c->initThread.joinable()) c->initThread.join();
+  }
+  const int st = c->initState.load();
+  if (st == ncclSuccess) return;
+  std::lock_guard<std::mutex> lk(c->mu);
+  throw GdrCallError(toGdr(static_cast<ncclResult_t>(st)), c->lastError);
 }
 
-// One communicator's share of the group, on the calling thread.
-Outcome runQueue(Comm* comm, const std::vector<const Call*>& calls) {
-  Outcome o;
-  log::setContext(comm->rank, comm->cudaDev);
-#if GDR_HAVE_CUDA
-  if (comm->cudaDev >= 0) cudaSetDevice(comm->cudaDev);
-#endif
-  for (const Call* c : calls)
-    if (!c->p2p) keep(o, c->run());
-  bool anyP2p = false;
-  for (const Call* c : calls) anyP2p |= c->p2p;
-  if (!anyP2p) return o;
-  if (gdrGroupStart() != gdrSuccess) {
-    keep(o, recordError("ncclGroupEnd", comm, ncclInternalError, gdrGetLastError(nullptr), true));
-    return o;
-  }
-  for (const Call* c : calls)
-    if (c->p2p) keep(o, c->run());
-  gdrResult_t r = gdrGroupEnd();
-  if (r != gdrSuccess) keep(o, recordError("ncclGroupEnd", comm, fromGdr(r), gdrGetLastError(comm->gdr), true));
-  return o;
+void clearAtOutermost() {
+  if (dispatch::inGroup()) return;
+  groupClearSim();
+  tNonBlocking.clear();
 }
 
 }  // namespace
 
-bool groupActive() { return tGroup.depth > 0; }
+bool groupActive() { return dispatch::inGroup(); }
 
-void groupStart() { ++tGroup.depth; }
-
-void groupDiscard() {
-  if (tGroup.depth == 0 || --tGroup.depth > 0) return;
-  tGroup.calls.clear();
-  groupClearSim();
-  tGroup.inits.clear();  // each finishes on its own thread; using the communicator waits for it
-}
-
-void groupNoteInit(Comm* comm) { tGroup.inits.push_back(comm); }
-
-void groupDefer(Comm* comm, bool p2p, std::function<ncclResult_t()> call) {
-  tGroup.calls.push_back(Call{comm, p2p, std::move(call)});
-}
+void groupStart() { dispatch::groupStart(dispatch::GroupOrder::CollectivesFirst); }
 
 ncclResult_t groupEnd() {
-  if (tGroup.depth == 0) throw InvalidUsage("ncclGroupEnd without ncclGroupStart");
-  if (--tGroup.depth > 0) return ncclSuccess;
-  std::vector<Call> calls = std::move(tGroup.calls);
-  std::vector<Comm*> inits = std::move(tGroup.inits);
-  tGroup.calls.clear();
-  tGroup.inits.clear();
-  groupClearSim();
+  if (!dispatch::inGroup()) throw InvalidUsage("ncclGroupEnd without ncclGroupStart");
+  std::vector<Comm*> nonBlocking = tNonBlocking;
+  try {
+    dispatch::groupEnd();
+  } catch (...) {
+    clearAtOutermost();
+    throw;
+  }
+  if (dispatch::inGroup()) return ncclSuccess;
+  clearAtOutermost();
+  for (Comm* c : nonBlocking)
+    if (c && c->initState.load() == ncclInProgress) return ncclInProgress;
+  return ncclSuccess;
+}
 
-  std::vector<Comm*> order;  // communicators in order of first appearance
-  std::vector<std::vector<const Call*>> queues;
-  for (const Call& c : calls) {
-    size_t i = 0;
-    while (i < order.size() && order[i] != c.comm) ++i;
-    if (i == order.size()) {
-      order.push_back(c.comm);
-      queues.emplace_back();
-    }
-    queues[i].push_back(&c);
-  }
-  std::vector<Outcome> outcomes(order.size());
-  if (order.size() == 1) {
-    outcomes[0] = runQueue(order[0], queues[0]);
-  } else {
-    std::vector<std::thread> workers;
-    for (size_t i = 0; i < order.size(); ++i)
-      workers.push_back(libThread("nccl-group", [&, i] { outcomes[i] = runQueue(order[i], queues[i]); }));
-    for (auto& w : workers) w.join();
-  }
+void groupDiscard() {
+  if (!dispatch::inGroup()) return;
+  dispatch::groupDiscard();
+  clearAtOutermost();  // each init finishes on its own thread; using the communicator waits for it
+}
 
-  Outcome all;
-  bool inProgress = false;
-  for (Comm* c : inits) {
-    if (!c->blocking) {
-      inProgress |= c->initState.load() == ncclInProgress;
-      continue;
-    }
-    {
-      std::lock_guard<std::mutex> lk(c->threadMu);
-      if (c->initThread.joinable()) c->initThread.join();
-    }
-    const int st = c->initState.load();
-    if (st != ncclSuccess && all.code == ncclSuccess) {
-      std::lock_guard<std::mutex> lk(c->mu);
-      all.code = static_cast<ncclResult_t>(st);
-      all.text = c->lastError;
-    }
-  }
-  for (const Outcome& o : outcomes)
-    if (o.code != ncclSuccess && all.code == ncclSuccess) all = o;
-  if (all.code != ncclSuccess) {
-    setThreadLastError(all.text);
-    return all.code;
-  }
-  return inProgress ? ncclInProgress : ncclSuccess;
+void groupNoteInit(Comm* comm) {
+  if (comm->blocking)
+    dispatch::groupAddDeferred(comm, std::bind(waitInit, comm), nullptr);
+  else
+    tNonBlocking.push_back(comm);
+}
+
+void groupForget(Comm* comm) {
+  if (!dispatch::inGroup()) return;
+  dispatch::groupForget(comm);
+  for (Comm*& c : tNonBlocking)
+    if (c == comm) c = nullptr;
+}
+
+bool groupDefer(Comm& comm, std::function<void()> replay) {
+  if (!dispatch::inGroup()) return false;
+  if (!dispatch::groupDefers(&comm) && comm.initState.load() != ncclInProgress) return false;
+  dispatch::groupAddDeferred(&comm, std::bind(readyComm, &comm), std::move(replay));
+  return true;
+}
+
+void groupStep(Comm& comm, std::function<void()> step) {
+  if (!dispatch::inGroup()) return step();
+  // With the communicator's device current, as its calls run: a step may
+  // copy on its stream.
+  dispatch::groupAddStep(*comm.gdr, [device = comm.cudaDev, step = std::move(step)] {
+    ScopedDevice d(device);
+    step();
+  });
 }
 
 }  // namespace gdr::nccl
