@@ -132,7 +132,7 @@ Options parse(int argc, char** argv, int rank) {
     } else if (!std::strcmp(a, "--compare")) {
       const char* v = value();
       if (!std::strcmp(v, "mpi")) o.compareMpi = true;
-      else if (!std::strcmp(v, "nccl")) o.compareNccl = true;  // with --mem cuda (issue 4)
+      else if (!std::strcmp(v, "nccl")) o.compareNccl = true;  // with --mem cuda
       else fail(rank, "--compare supports 'mpi' or 'nccl', not '%s'", v);
     } else if (!std::strcmp(a, "--type")) {
       const char* v = value();

@@ -23,8 +23,8 @@ struct Options {
   bool cuda = false;
   bool check = false;
   bool compareMpi = false;
-  bool compareNccl = false;  // --compare nccl (issue 4)
-  bool graph = false;        // --graph: with --mem cuda, time replays of a captured CUDA graph (issue 4)
+  bool compareNccl = false;  // --compare nccl
+  bool graph = false;        // --graph: with --mem cuda, time replays of a captured CUDA graph
   std::string csv;
   std::string json;  // --json FILE: the same rows as JSON (plots read it)
   gdrDataType_t type = gdrFloat32;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Drop-in compatibility on the GPU machine (issue 6), in one call from the
+# Drop-in compatibility on the GPU machine, in one call from the
 # repo root: builds the compat targets into build-gpu-run, then
 #  1. the device NCCL-API test (tests/compat/nccl_gpu_test.cc), built against
 #     the SYSTEM nccl.h (linked to the system libnccl) and against OURS,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU AES-256-GCM (issue 8) on the lent GPU machine, in one go: builds the
+# GPU AES-256-GCM on the lent GPU machine, in one go: builds the
 # crypto test and benchmark into build-gpu-run, runs the test (GPU against
 # OpenSSL: identical ciphertext and tags), compute-sanitizer memcheck on a
 # short pass of it, and the throughput benchmark (GPU against OpenSSL on this

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU half of GPUDirect RDMA (issue 5) on the lent GPU machine (no RDMA NIC):
+# GPU half of GPUDirect RDMA on the lent GPU machine (no RDMA NIC):
 # builds with the verbs transport where its headers exist (the library is
 # dlopen'ed; only infiniband/verbs.h is needed to build it), runs
 # gdr-gdr-gpu-test (dma-buf export, registration up to ibv_reg_dmabuf_mr with

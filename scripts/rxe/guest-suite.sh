@@ -64,7 +64,7 @@ if [ -n "${GDR_RXE_ONLY:-}" ] && case ",$GDR_RXE_ONLY," in *,zsweep,*) true ;; *
         done
     done
 fi
-# GDR_ENCRYPT=1 over verbs (issue 8): every chunk AES-256-GCM sealed; the
+# GDR_ENCRYPT=1 over verbs: every chunk AES-256-GCM sealed; the
 # driver checks the data and that the ib endpoints really are encrypted.
 step enc_colls_2qp 300 env GDR_ENCRYPT=1 GDR_IB_QPS_PER_PEER=2 $R 2 280 $T colls
 step enc_tamper 60 env GDR_ENCRYPT=1 GDR_TIMEOUT_MS=20000 $R 2 50 $T tamper
