@@ -82,7 +82,8 @@ const std::vector<Info> kParams = {
      "Use GPUDirect RDMA for a GPU-NIC pair up to this path class (NVL, PIX, PXB, PHB, NODE, "
      "SYS)."},
     {"GDR_IB_HCA", Type::String, "",
-     "Use this RDMA device (e.g. mlx5_0) instead of the topology's choice."},
+     "Use these RDMA devices instead of the topology's choice: mlx5_0, mlx5_0:1 (one port), "
+     "mlx5_0,mlx5_1 (every connection's QPs alternate over both, up to 4), ^mlx5_1 (not it)."},
     // verbs: the ib transport
     {"GDR_IBV_LIB", Type::String, "", "Load libibverbs from this path instead of libibverbs.so.1."},
     {"GDR_IB_GID_INDEX", Type::Int, "-1",
