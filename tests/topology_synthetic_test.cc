@@ -164,6 +164,36 @@ TEST(TopoSynthetic, TwoNicsEquallyCloseAreSharedOut) {
   }
 }
 
+// A GPU with two NICs under its switch, and two GPUs with four: every NIC
+// no GPU took as its own goes to a GPU it is closest to, evenly.
+TEST(TopoSynthetic, NicsNoGpuTookGoToTheirClosestGpu) {
+  XmlMachine m;
+  m.socket0 = m.hostBridge(m.pciSwitch(
+      "0000:01:00.0",
+      {m.gpu("0000:02:00.0"), m.nic("0000:04:00.0", "mlx5_0"), m.nic("0000:05:00.0", "mlx5_1")}));
+  std::vector<NicAssignment> one = load(m, "two_nics.xml").assignNics(AssignOptions{});
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].nic, 0);
+  EXPECT_EQ(one[0].more, std::vector<int>{1}) << one[0].reason;
+  EXPECT_TRUE(contains(one[0].reason, "also mlx5_1")) << one[0].reason;
+
+  XmlMachine m4;
+  m4.socket0 = m4.hostBridge(m4.pciSwitch(
+      "0000:01:00.0", {m4.gpu("0000:02:00.0"), m4.gpu("0000:03:00.0"),
+                       m4.nic("0000:04:00.0", "mlx5_0"), m4.nic("0000:05:00.0", "mlx5_1"),
+                       m4.nic("0000:06:00.0", "mlx5_2"), m4.nic("0000:07:00.0", "mlx5_3")}));
+  std::vector<NicAssignment> two = load(m4, "four_nics.xml").assignNics(AssignOptions{});
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[0].nic, 0);
+  EXPECT_EQ(two[1].nic, 1);
+  EXPECT_EQ(two[0].more, std::vector<int>{2});
+  EXPECT_EQ(two[1].more, std::vector<int>{3});
+  // GDR_IB_HCA leaving one NIC: nothing more to give.
+  AssignOptions only;
+  only.hca = "mlx5_0";
+  EXPECT_TRUE(load(m, "two_nics.xml").assignNics(only)[0].more.empty());
+}
+
 // A tie must not steal a constrained GPU's only close NIC. Switch U holds
 // sub-switch S {GPU 06, mlx5_0}, GPU 03 directly, and sub-switch T {mlx5_1}:
 // GPU 06 - mlx5_0 is PIX, everything else crosses U plus a sub-switch (PXB).

@@ -111,6 +111,22 @@ std::vector<NicAssignment> assignNics(const AssignInput& in, const AssignOptions
     }
   }
 
+  // NICs no GPU took: each to the GPU among whose closest it is with the
+  // fewest NICs so far (GPUs in choosing order on ties).
+  for (size_t n = 0; n < nnic; ++n) {
+    if (load[n] != 0 || !allowed[n]) continue;
+    size_t* to = nullptr;
+    for (size_t& g : order)
+      if (std::find(closest[g].begin(), closest[g].end(), static_cast<int>(n)) !=
+              closest[g].end() &&
+          (!to || out[g].more.size() < out[*to].more.size()))
+        to = &g;
+    if (!to) continue;
+    out[*to].more.push_back(static_cast<int>(n));
+    out[*to].reason +=
+        strprintf("; also %s, as close and taken by no other GPU", in.nicNames[n].c_str());
+  }
+
   // Sharing is known only once every GPU has chosen.
   for (size_t g = 0; g < ngpu; ++g) {
     NicAssignment& a = out[g];

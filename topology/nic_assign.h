@@ -9,6 +9,10 @@
 //     lowest index), so tied NICs are shared evenly. GPUs with fewer closest
 //     candidates choose first, so a flexible GPU never takes the only close
 //     NIC of a constrained one.
+//     A NIC no GPU took that is among a GPU's closest goes to it as well
+//     (NicAssignment::more; to the GPU with the fewest NICs so far when
+//     several are that close), so a GPU with two NICs under its switch
+//     uses both.
 //  3. GPUDirect RDMA is used when the path is AssignOptions::gdrLevel or closer;
 //     otherwise the transport stages data through host memory near the NIC.
 #pragma once

@@ -45,6 +45,9 @@ struct Nic {
 // Which NIC a GPU uses and whether GPUDirect RDMA is used on that pair.
 struct NicAssignment {
   int nic = -1;  // index into Topology::nics(); -1 when the host has no RDMA NIC
+  // Further NICs as close as `nic` that no GPU took as its own (a GPU with
+  // two NICs under its switch): the transport's connections use them too.
+  std::vector<int> more;
   PathClass path = PathClass::SYS;
   bool useGdr = false;
   std::string reason;  // one sentence a user can act on

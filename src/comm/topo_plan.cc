@@ -57,6 +57,7 @@ TopoPlan planTopology(int rank, const std::vector<std::string>& hostIds,
       topo::NicAssignment a = topo->assignNics()[g];
       if (a.nic >= 0) {
         plan.nic = topo->nics()[a.nic].name;
+        for (int n : a.more) plan.nic += "," + topo->nics()[n].name;
         plan.nicUsesGdr = a.useGdr;
       }
       GDR_INFO(kTopo, "rank %d: GPU %s -> NIC %s (%s), GPUDirect RDMA %s: %s", rank, mine.c_str(),

@@ -10,7 +10,7 @@
 namespace gdr {
 
 struct TopoPlan {
-  std::string nic;         // the topology's NIC for this rank's GPU ("" none)
+  std::string nic;  // the topology's NIC(s) for this rank's GPU, comma-separated ("" none)
   bool nicUsesGdr = false;
   std::vector<int> order;     // order[i] = the rank at ring position i
   std::vector<int> position;  // position[r] = ring position of rank r

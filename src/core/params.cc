@@ -82,7 +82,8 @@ const std::vector<Info> kParams = {
      "Use GPUDirect RDMA for a GPU-NIC pair up to this path class (NVL, PIX, PXB, PHB, NODE, "
      "SYS)."},
     {"GDR_IB_HCA", Type::String, "",
-     "Use this RDMA device (e.g. mlx5_0) instead of the topology's choice."},
+     "Use these RDMA devices instead of the topology's choice: mlx5_0, mlx5_0:1 (one port), "
+     "mlx5_0,mlx5_1 (every connection's QPs alternate over both, up to 4), ^mlx5_1 (not it)."},
     // verbs: the ib transport
     {"GDR_IBV_LIB", Type::String, "", "Load libibverbs from this path instead of libibverbs.so.1."},
     {"GDR_IB_GID_INDEX", Type::Int, "-1",
@@ -112,14 +113,18 @@ const std::vector<Info> kParams = {
      "Software NIC only: the N-th RDMA write of the process fails (0: none)."},
     {"GDR_SOFTNIC_DELAY_US", Type::Int, "0",
      "Software NIC only: every RDMA write waits this long before it is carried out."},
+    {"GDR_SOFTNIC_DEVICES", Type::Int, "1",
+     "Software NIC only: devices it lists (1-4: softnic0, softnic1, ...), each with its own keys "
+     "and GDR_SOFTNIC_PORTS ports, as separate HCAs."},
     {"GDR_SOFTNIC_PORTS", Type::Int, "1",
      "Software NIC only: active ports of the device (1-8); the verbs QPs go round them."},
     {"GDR_SOFTNIC_PORT_MBPS", Type::Int, "0",
      "Software NIC only: each port sends at most this many MB/s (writes wait their turn on it; "
      "0: no limit)."},
     {"GDR_SOFTNIC_PORT_DOWN", Type::String, "",
-     "Software NIC only: PORT:N takes that port down at the process's N-th RDMA write (its QPs "
-     "fail; the verbs transport moves their chunks to the other ports' QPs)."},
+     "Software NIC only: PORT:N takes that port of softnic0 down at the process's N-th RDMA write, "
+     "softnicD:PORT:N that port of softnicD (its QPs fail; the verbs transport moves their chunks "
+     "to the other ports' QPs)."},
     {"GDR_IB_MAX_WR", Type::Int, "128", "Data writes in flight per peer, at most."},
     {"GDR_IB_TC", Type::Int, "0", "Traffic class (RoCE) of the verbs transport's QPs."},
     {"GDR_IB_SL", Type::Int, "0", "Service level of the verbs transport's QPs."},

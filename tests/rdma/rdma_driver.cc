@@ -37,6 +37,7 @@
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -92,6 +93,17 @@ void reportIb(gdrComm_t comm) {
       std::fprintf(stderr, "[rank %d] ib to %d: encrypted %d but GDR_ENCRYPT=%d\n", gRank, p,
                    ep->encrypted(), envInt("GDR_ENCRYPT", 0));
       ++gFailures;
+    }
+    // GDR_TEST_EXPECT_DEVICES=N: the QPs to each peer span N devices.
+    if (const int want = envInt("GDR_TEST_EXPECT_DEVICES", 0)) {
+      std::set<std::string> devs;
+      for (size_t q = 0; q < s.chunksPerQp.size(); ++q)
+        devs.insert(ep->deviceOf(static_cast<int>(q)).name());
+      if (static_cast<int>(devs.size()) != want) {
+        std::fprintf(stderr, "[rank %d] ib to %d: QPs on %zu device(s), expected %d\n", gRank, p,
+                     devs.size(), want);
+        ++gFailures;
+      }
     }
     // Several QPs: every one of them must have carried chunks.
     if (s.chunksSent >= 64)
@@ -361,7 +373,10 @@ int runFault(gdrComm_t comm) {
 // Port failover (software NIC with GDR_SOFTNIC_PORTS=2, GDR_SOFTNIC_PORT_DOWN
 // on rank 0 only): all-reduces and all-gathers, checked element by element,
 // while rank 0's second port goes down; then rank 0 must have found every QP
-// on that port down, to every peer, and the peers theirs to rank 0.
+// on that port down, to every peer, and the peers theirs to rank 0. Device
+// failover is the same with GDR_SOFTNIC_DEVICES=2 and one port each: the
+// second device's port is the second lane's (QPs alternate over the devices'
+// ports, port 1 of every device first).
 // GDR_TEST_EXPECT_NOTICE=1: the peers must have learnt of rank 0's failed
 // QPs from its notices (not from their own retries running out).
 int runFailover(gdrComm_t comm) {
@@ -377,7 +392,8 @@ int runFailover(gdrComm_t comm) {
 #if GDR_HAVE_IB
   auto* c = static_cast<gdr::Communicator*>(comm);
   uint64_t resent = 0;
-  const int nQps = envInt("GDR_IB_QPS_PER_PEER", 2), ports = envInt("GDR_SOFTNIC_PORTS", 1);
+  const int nQps = envInt("GDR_IB_QPS_PER_PEER", 2),
+            ports = envInt("GDR_SOFTNIC_PORTS", 1) * envInt("GDR_SOFTNIC_DEVICES", 1);
   for (int p = 0; p < gSize; ++p) {
     auto* ep = p == gRank ? nullptr : dynamic_cast<gdr::transport::ib::IbEndpoint*>(c->endpoint(p));
     if (!ep) continue;

@@ -14,24 +14,36 @@
 namespace gdr::transport::ib {
 
 bool IbEndpoint::pollCq() {
+  bool moved = false;
+  for (size_t d = 0; d < devs_.size(); ++d) moved |= pollCqOf(static_cast<int>(d));
+  while (!pend_.empty() && pend_.front().allPosted && pend_.front().wrsLeft == 0) {
+    releaseRegs(pend_.front().reg, false);
+    pend_.front().op->complete = true;
+    pend_.pop_front();
+  }
+  return moved;
+}
+
+// The completions of device d's queue (its QPs' sends and receives).
+bool IbEndpoint::pollCqOf(int d) {
   ibv_wc wcs[32];
   bool moved = false;
   for (;;) {
-    int n = ibv_poll_cq(cq_, 32, wcs);
+    int n = ibv_poll_cq(devs_[d].cq, 32, wcs);
     if (n < 0)
-      throw RemoteError(
-          strprintf("ibv_poll_cq for rank %d failed on %s", cfg_.peerRank, dev_->name().c_str()));
+      throw RemoteError(strprintf("ibv_poll_cq for rank %d failed on %s", cfg_.peerRank,
+                                  devs_[d].dev->name().c_str()));
     if (n == 0) break;
     moved = true;
     for (int i = 0; i < n; ++i) {
       const ibv_wc& wc = wcs[i];
       if (wc.status != IBV_WC_SUCCESS) {
-        if (failover(wc)) continue;
+        if (failover(wc, d)) continue;
         // Report the cause, not the flushes it triggered on other requests.
         for (int j = i; j < n; ++j)
           if (wcs[j].status != IBV_WC_SUCCESS && wcs[j].status != IBV_WC_WR_FLUSH_ERR)
-            failWc(wcs[j]);
-        failWc(wc);
+            failWc(wcs[j], d);
+        failWc(wc, d);
       }
       const uint64_t kind = wrKind(wc.wr_id), v = wrValue(wc.wr_id);
       if (kind == kWrRecv) {
@@ -63,7 +75,7 @@ bool IbEndpoint::pollCq() {
         postRecvWr(static_cast<int>(v));
         continue;
       }
-      int q = qpIndex(wc.qp_num);
+      int q = qpIndex(wc.qp_num, d);
       if (q >= 0) --sqUsed_[q];
       if (kind == kWrCredit) {
         --creditsInFlight_;
@@ -80,11 +92,6 @@ bool IbEndpoint::pollCq() {
       resend_.completed(v);
       chunkDone(v);
     }
-  }
-  while (!pend_.empty() && pend_.front().allPosted && pend_.front().wrsLeft == 0) {
-    if (pend_.front().reg) regs_->release(pend_.front().reg);
-    pend_.front().op->complete = true;
-    pend_.pop_front();
   }
   return moved;
 }

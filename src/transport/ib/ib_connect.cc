@@ -66,22 +66,29 @@ std::vector<IbConnInfo> IbBackend::offer(const std::vector<int>& candidates,
                                          const security::ChannelKeyTable* keys) {
   candidates_ = candidates;
   try {
-    dev_ = IbDevice::open(opt_.preferredNic);
+    devs_ = IbDevice::openAll(opt_.preferredNic);
   } catch (const NotSupported& e) {
     whyNot_ = e.what();
   }
-  if (!dev_ && !opt_.forced)
+  if (devs_.empty() && !opt_.forced)
     GDR_INFO(kNet, "rank %d: verbs transport not used: %s", rank_, whyNot_.c_str());
   std::vector<IbConnInfo> row(size_);
   std::memset(row.data(), 0, row.size() * sizeof(IbConnInfo));
   offered_.resize(size_);
-  if (!dev_) return row;
-  GdrDecision d =
-      decideGdr(probeGdrChecks(opt_.gdrPathAllowed || opt_.preferredNic != dev_->name()));
-  GDR_INFO(kNet, "rank %d: GPU memory over %s: %s (%s)", rank_, dev_->name().c_str(),
-           gdrModeName(d.mode), d.reason.c_str());
+  if (devs_.empty()) return row;
+  // The topology's GPU-NIC verdict holds for the NICs it named; another
+  // device (GDR_IB_HCA, or the first active one) is not judged by it.
+  bool named = false;
+  std::string names;
+  for (const auto& dev : devs_) {
+    named |= ("," + opt_.preferredNic + ",").find("," + dev->name() + ",") != std::string::npos;
+    names += (names.empty() ? "" : "+") + dev->name();
+  }
+  GdrDecision d = decideGdr(probeGdrChecks(opt_.gdrPathAllowed || !named));
+  GDR_INFO(kNet, "rank %d: GPU memory over %s: %s (%s)", rank_, names.c_str(), gdrModeName(d.mode),
+           d.reason.c_str());
   for (int r : candidates_) {
-    offered_[r] = std::make_unique<IbEndpoint>(dev_, configFromParams(rank_, r, d.mode),
+    offered_[r] = std::make_unique<IbEndpoint>(devs_, configFromParams(rank_, r, d.mode),
                                                keys ? keys->get(r) : nullptr);
     row[r] = offered_[r]->localInfo();
   }
@@ -90,7 +97,7 @@ std::vector<IbConnInfo> IbBackend::offer(const std::vector<int>& candidates,
 
 void IbBackend::claim(const std::vector<IbConnInfo>& table,
                       std::vector<std::unique_ptr<Endpoint>>& eps) {
-  if (opt_.forced && !dev_) throw NotSupported("GDR_TRANSPORT=ib: " + whyNot_);
+  if (opt_.forced && devs_.empty()) throw NotSupported("GDR_TRANSPORT=ib: " + whyNot_);
   for (int r : candidates_) {
     const IbConnInfo& theirs = table[static_cast<size_t>(r) * size_ + rank_];
     if (!offered_[r] || theirs.nQps == 0) {

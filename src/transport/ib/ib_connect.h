@@ -25,7 +25,8 @@ class IbBackend {
     // GDR_TRANSPORT=ib: a rank without a usable device, or a peer without
     // one, throws instead of staying on TCP.
     bool forced = false;
-    // The topology's NIC for this rank's GPU (GDR_IB_HCA still wins).
+    // The topology's NIC(s) for this rank's GPU, comma-separated
+    // (GDR_IB_HCA still wins); the connections use every usable one.
     std::string preferredNic;
     // The topology finds GPUDirect worth it on that GPU-NIC path (within
     // GDR_NET_GDR_LEVEL), used when the device opened is that NIC.
@@ -36,7 +37,7 @@ class IbBackend {
   IbBackend(const IbBackend&) = delete;
   IbBackend& operator=(const IbBackend&) = delete;
 
-  // Opens the device and makes an unconnected endpoint per candidate peer.
+  // Opens the devices and makes an unconnected endpoint per candidate peer.
   // Returns this rank's row of the exchange: `size` entries, the one for
   // peer r its connection info (nQps 0: not offered). `keys` (GDR_ENCRYPT=1):
   // each peer's verbs keys (security::kIbKeyLabel); a peer without keys is
@@ -55,8 +56,8 @@ class IbBackend {
   int rank_;
   int size_;
   Options opt_;
-  std::shared_ptr<IbDevice> dev_;
-  std::string whyNot_;  // why there is no device
+  std::vector<std::shared_ptr<IbDevice>> devs_;  // empty: no usable device
+  std::string whyNot_;                           // why there is none
   std::vector<int> candidates_;
   std::vector<std::unique_ptr<IbEndpoint>> offered_;  // by rank
 };

@@ -2,12 +2,14 @@
 
 #include <poll.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
 #include "core/error.h"
 #include "core/log.h"
 #include "core/params.h"
+#include "transport/ib/ib_wire.h"
 
 namespace gdr::transport::ib {
 
@@ -24,6 +26,19 @@ std::string sysfsGidType(const std::string& dev, int port, int idx) {
   std::string s;
   std::getline(f, s);
   return s;
+}
+
+// "a,b:2" -> {"a", "b:2"} (empty items dropped).
+std::vector<std::string> splitNames(const std::string& s) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at <= s.size()) {
+    size_t c = s.find(',', at);
+    if (c == std::string::npos) c = s.size();
+    if (c > at) out.push_back(s.substr(at, c - at));
+    at = c + 1;
+  }
+  return out;
 }
 
 struct DeviceList {
@@ -63,18 +78,37 @@ bool IbDevice::usable(std::string* why) {
 }
 
 std::shared_ptr<IbDevice> IbDevice::open(const std::string& preferred) {
-  if (!preferred.empty() && param::getString("GDR_IB_HCA").empty()) {
-    try {
-      return openNamed(preferred);
-    } catch (const NotSupported& e) {
-      GDR_INFO(kNet, "topology's NIC %s is not usable (%s); taking the first active device", preferred.c_str(),
-               e.what());
-    }
-  }
-  return openNamed(param::getString("GDR_IB_HCA"));
+  return openAll(preferred).front();
 }
 
-std::shared_ptr<IbDevice> IbDevice::openNamed(std::string want) {
+std::vector<std::shared_ptr<IbDevice>> IbDevice::openAll(const std::string& preferred) {
+  const std::string hca = param::getString("GDR_IB_HCA");
+  std::vector<std::shared_ptr<IbDevice>> out;
+  if (!hca.empty() && hca[0] == '^') {
+    out.push_back(openNamed("", splitNames(hca.substr(1))));
+  } else if (!hca.empty()) {
+    for (const std::string& item : splitNames(hca)) out.push_back(openNamed(item));
+  } else {
+    for (const std::string& item : splitNames(preferred)) {
+      try {
+        out.push_back(openNamed(item));
+      } catch (const NotSupported& e) {
+        GDR_INFO(kNet, "topology's NIC %s is not usable (%s)", item.c_str(), e.what());
+      }
+    }
+    if (out.empty()) {
+      if (!preferred.empty()) GDR_INFO(kNet, "taking the first active RDMA device");
+      out.push_back(openNamed(""));
+    }
+  }
+  if (out.size() > static_cast<size_t>(kMaxIbDevices))
+    throw InvalidArgument(strprintf("GDR_IB_HCA=%s names %zu devices; at most %d are used at once",
+                                    hca.c_str(), out.size(), kMaxIbDevices));
+  return out;
+}
+
+std::shared_ptr<IbDevice> IbDevice::openNamed(std::string want,
+                                              const std::vector<std::string>& skip) {
   std::string why;
   const IbvApi* api = ibvApi(&why);
   if (!api) throw NotSupported("RDMA unavailable: " + why);
@@ -92,6 +126,7 @@ std::shared_ptr<IbDevice> IbDevice::openNamed(std::string want) {
   for (int i = 0; i < devs.n && !d->ctx_; ++i) {
     std::string name = api->get_device_name(devs.list[i]);
     if (!want.empty() && name != want) continue;
+    if (std::find(skip.begin(), skip.end(), name) != skip.end()) continue;
     ibv_context* ctx = api->open_device(devs.list[i]);
     if (!ctx) continue;
     ibv_device_attr da{};

@@ -2,7 +2,8 @@
 // domain, and per port the GID this rank uses (RoCEv2 IPv4-mapped found
 // automatically, GDR_IB_GID_INDEX overrides), LID and MTU. The accessors
 // without a port index give the first port. Shared by the endpoints of one
-// communicator, whose QPs go round the ports.
+// communicator, whose QPs go round the ports of every device it opened
+// (openAll: several HCAs of one GPU).
 #pragma once
 
 #include <functional>
@@ -28,6 +29,12 @@ class IbDevice {
   // skipped), else the first device with an active port. Throws NotSupported
   // with the reason when none is usable.
   static std::shared_ptr<IbDevice> open(const std::string& preferred = "");
+  // Every device this rank's connections use (1 to kMaxIbDevices, in order):
+  // those GDR_IB_HCA lists ("a,b:2": each must be usable; "^a,b": the first
+  // usable one not named), else those of `preferred` (the topology's NICs for
+  // this GPU, comma-separated) with an active port, else the first device
+  // with one. Throws NotSupported with the reason when none is usable.
+  static std::vector<std::shared_ptr<IbDevice>> openAll(const std::string& preferred = "");
   // Whether open() would succeed, without throwing; `why` says why not.
   static bool usable(std::string* why);
   ~IbDevice();
@@ -50,7 +57,9 @@ class IbDevice {
   std::string drainAsyncEvents() const;
 
  private:
-  static std::shared_ptr<IbDevice> openNamed(std::string want);  // "" = any
+  // "" = any (but those in `skip`), "name" or "name:port".
+  static std::shared_ptr<IbDevice> openNamed(std::string want,
+                                             const std::vector<std::string>& skip = {});
   IbDevice() = default;
   const IbvApi* api_ = nullptr;
   ibv_context* ctx_ = nullptr;

@@ -66,101 +66,83 @@ struct IbEndpoint::Ctrl {
   ChunkHdr hdrs[1];  // nSlots of them (allocated beyond the struct)
 };
 
-IbEndpoint::IbEndpoint(std::shared_ptr<IbDevice> dev, const IbEndpointConfig& cfg,
+std::vector<IbEndpoint::Rail> IbEndpoint::railsOf(
+    const std::vector<std::shared_ptr<IbDevice>>& devs) {
+  if (devs.empty() || devs.size() > static_cast<size_t>(kMaxIbDevices))
+    throw InvalidArgument(
+        strprintf("%zu verbs devices for one connection: 1 to %d", devs.size(), kMaxIbDevices));
+  // Port p of every device before port p+1 of any: QP 0 on the first
+  // device, QP 1 on the second, so even two QPs use two devices.
+  std::vector<Rail> rails;
+  for (size_t p = 0;; ++p) {
+    const size_t before = rails.size();
+    for (size_t d = 0; d < devs.size(); ++d)
+      if (p < devs[d]->ports().size()) rails.push_back({static_cast<int>(d), static_cast<int>(p)});
+    if (rails.size() == before) break;
+  }
+  return rails;
+}
+
+IbEndpoint::IbEndpoint(std::vector<std::shared_ptr<IbDevice>> devs, const IbEndpointConfig& cfg,
                        const security::SessionKeys* keys)
-    : dev_(std::move(dev)),
+    : api_(devs.empty() ? nullptr : &devs[0]->api()),
       cfg_(cfg),
-      lanes_(std::clamp(cfg.nQps, 1, kMaxQpsPerPeer), static_cast<int>(dev_->ports().size())),
+      rails_(railsOf(devs)),
+      lanes_(std::clamp(cfg.nQps, 1, kMaxQpsPerPeer), static_cast<int>(rails_.size())),
       policy_(cfg.chunkFixed),
       t0_(std::chrono::steady_clock::now()) {
-  const IbvApi& api = dev_->api();
+  for (auto& d : devs) {
+    devNames_ += (devNames_.empty() ? "" : "+") + d->name();
+    devs_.emplace_back();
+    devs_.back().dev = std::move(d);
+  }
+  const IbvApi& api = *api_;
   if (cfg_.nQps < 1 || cfg_.nQps > kMaxQpsPerPeer)
     throw InvalidArgument(
         strprintf("GDR_IB_QPS_PER_PEER=%d must be in [1, %d]", cfg_.nQps, kMaxQpsPerPeer));
   if (cfg_.nSlots < 2 || (cfg_.nSlots & (cfg_.nSlots - 1)))
     throw InvalidArgument(strprintf("GDR_IB_SLOTS=%u must be a power of two >= 2", cfg_.nSlots));
-  ibv_pd* pd = dev_->pd();
-  // Send sources only: the NIC reads them, so they get no access rights
-  // beyond local read. Device memory goes by the GPUDirect decision.
-  MrContext mc;
-  mc.api = &api;
-  mc.pd = pd;
-  mc.gpuMode = cfg_.gpuMode;
-  mc.use = MrUse::SendSource;
-  mc.what = strprintf("sends to rank %d on %s", cfg_.peerRank, dev_->name().c_str());
-  const IbvApi* apiPtr = &api;
-  regs_ = std::make_unique<RegCache>(
-      cacheRegisterFn(std::move(mc)), [apiPtr](const Registration& r) { deregister(*apiPtr, r); },
-      static_cast<size_t>(sysconf(_SC_PAGESIZE)), cfg_.keepRegistrations);
-  regs_->followUserRanges();
   zBytes_ = keys ? 0 : cfg_.zcopyBytes;  // the CPU seals every encrypted byte: no zero-copy
-  if (zBytes_) {
-    MrContext rc = mc;
-    rc.use = MrUse::RecvTarget;
-    rc.what =
-        strprintf("zero-copy receives from rank %d on %s", cfg_.peerRank, dev_->name().c_str());
-    rregs_ = std::make_unique<RegCache>(
-        cacheRegisterFn(std::move(rc)), [apiPtr](const Registration& r) { deregister(*apiPtr, r); },
-        static_cast<size_t>(sysconf(_SC_PAGESIZE)), cfg_.keepRegistrations);
-    rregs_->followUserRanges();
-  }
-
   slotStride_ = sizeof(ChunkHdr) + std::max(ChunkPolicy::kMax, policy_.chunk());
   CcConfig cc = cfg_.cc;
   cc.maxWindow = cfg_.nSlots * (slotStride_ - sizeof(ChunkHdr));
-  cc_ = std::make_unique<PeerCc>(cc, RetryCounters::portDir(dev_->name(), dev_->port()),
+  // The NIC's retransmission counters of the first device's first port.
+  const IbDevice& first = *devs_[0].dev;
+  cc_ = std::make_unique<PeerCc>(cc, RetryCounters::portDir(first.name(), first.port()),
                                  cfg_.myRank, cfg_.peerRank);
   slots_ = static_cast<char*>(pageAlloc(slotStride_ * cfg_.nSlots));
   ctrl_ = static_cast<Ctrl*>(pageAlloc(sizeof(Ctrl) + sizeof(ChunkHdr) * cfg_.nSlots));
-  const int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-  slotsMr_ = api.reg_mr(pd, slots_, slotStride_ * cfg_.nSlots, rw);
-  if (!slotsMr_)
-    throw SystemError(strprintf("ibv_reg_mr of receive slots on %s", dev_->name().c_str()), errno);
-  ctrlMr_ = api.reg_mr(pd, ctrl_, sizeof(Ctrl) + sizeof(ChunkHdr) * cfg_.nSlots, rw);
-  if (!ctrlMr_)
-    throw SystemError(strprintf("ibv_reg_mr of the control block on %s", dev_->name().c_str()),
-                      errno);
   cts_ = static_cast<ZcopyCts*>(pageAlloc(2 * kCtsSlots * sizeof(ZcopyCts)));
-  ctsMr_ = api.reg_mr(pd, cts_, 2 * kCtsSlots * sizeof(ZcopyCts), rw);
-  if (!ctsMr_)
-    throw SystemError(strprintf("ibv_reg_mr of the rendezvous mailbox on %s", dev_->name().c_str()),
-                      errno);
-  if (keys) {
+  if (keys)
     // Twice the receive window: chunks sealed ahead while a window's worth
     // waits for its send completions.
     cipher_ = std::make_unique<ChunkCipher>(*keys, 2 * cfg_.nSlots, slotStride_, cfg_.nSlots,
                                             slotStride_ - sizeof(ChunkHdr));
-    ringMr_ = api.reg_mr(pd, cipher_->ringBase(), cipher_->ringBytes(), IBV_ACCESS_LOCAL_WRITE);
-    if (!ringMr_)
-      throw SystemError(
-          strprintf("ibv_reg_mr of the sealing ring on %s", dev_->name().c_str()), errno);
-  }
+  sqCap_ = cfg_.qpDepth;
+  for (const DevSide& d : devs_)
+    if (d.dev->maxQpWr() > 0) sqCap_ = std::min(sqCap_, d.dev->maxQpWr());
+  for (DevSide& d : devs_) openDevSide(d, keys);
 
-  sqCap_ = std::min(cfg_.qpDepth, dev_->maxQpWr() > 0 ? dev_->maxQpWr() : cfg_.qpDepth);
-  int cqe = cfg_.nQps * 2 * sqCap_;
-  if (dev_->maxCqe() > 0) cqe = std::min(cqe, dev_->maxCqe());
-  cq_ = api.create_cq(dev_->ctx(), cqe, nullptr, nullptr, 0);
-  if (!cq_)
-    throw SystemError(strprintf("ibv_create_cq(%d) on %s", cqe, dev_->name().c_str()), errno);
   std::random_device rd;
   for (int q = 0; q < cfg_.nQps; ++q) {
+    DevSide& d = sideOf(q);
     ibv_qp_init_attr ia{};
-    ia.send_cq = cq_;
-    ia.recv_cq = cq_;
+    ia.send_cq = d.cq;
+    ia.recv_cq = d.cq;
     ia.qp_type = IBV_QPT_RC;
     ia.cap.max_send_wr = static_cast<uint32_t>(sqCap_);
     ia.cap.max_recv_wr = static_cast<uint32_t>(sqCap_);
     ia.cap.max_send_sge = 2;
     ia.cap.max_recv_sge = 1;
-    ibv_qp* qp = api.create_qp(pd, &ia);
+    ibv_qp* qp = api.create_qp(d.dev->pd(), &ia);
     if (!qp)
       throw SystemError(
-          strprintf("ibv_create_qp (RC, depth %d) on %s", sqCap_, dev_->name().c_str()), errno);
+          strprintf("ibv_create_qp (RC, depth %d) on %s", sqCap_, d.dev->name().c_str()), errno);
     qps_.push_back(qp);
     ibv_qp_attr a{};
     a.qp_state = IBV_QPS_INIT;
     a.pkey_index = 0;
-    a.port_num = dev_->ports()[lanes_.port(q)].num;
+    a.port_num = portOf(q).num;
     a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
     if (int e = api.modify_qp(qp, &a,
                               IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
@@ -173,53 +155,130 @@ IbEndpoint::IbEndpoint(std::shared_ptr<IbDevice> dev, const IbEndpointConfig& cf
   stats_.chunksPerQp.assign(cfg_.nQps, 0);
 }
 
+// Registers this side's regions on one device and makes its caches and its
+// completion queue (sized for the QPs that will be on it).
+void IbEndpoint::openDevSide(DevSide& d, const security::SessionKeys* keys) {
+  const IbvApi& api = *api_;
+  const IbDevice& dev = *d.dev;
+  ibv_pd* pd = dev.pd();
+  // Send sources only: the NIC reads them, so they get no access rights
+  // beyond local read. Device memory goes by the GPUDirect decision.
+  MrContext mc;
+  mc.api = &api;
+  mc.pd = pd;
+  mc.gpuMode = cfg_.gpuMode;
+  mc.use = MrUse::SendSource;
+  mc.what = strprintf("sends to rank %d on %s", cfg_.peerRank, dev.name().c_str());
+  const IbvApi* apiPtr = &api;
+  d.regs = std::make_unique<RegCache>(
+      cacheRegisterFn(mc), [apiPtr](const Registration& r) { deregister(*apiPtr, r); },
+      static_cast<size_t>(sysconf(_SC_PAGESIZE)), cfg_.keepRegistrations);
+  d.regs->followUserRanges();
+  if (zBytes_) {
+    MrContext rc = mc;
+    rc.use = MrUse::RecvTarget;
+    rc.what = strprintf("zero-copy receives from rank %d on %s", cfg_.peerRank, dev.name().c_str());
+    d.rregs = std::make_unique<RegCache>(
+        cacheRegisterFn(std::move(rc)), [apiPtr](const Registration& r) { deregister(*apiPtr, r); },
+        static_cast<size_t>(sysconf(_SC_PAGESIZE)), cfg_.keepRegistrations);
+    d.rregs->followUserRanges();
+  }
+  const int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  d.slotsMr = api.reg_mr(pd, slots_, slotStride_ * cfg_.nSlots, rw);
+  if (!d.slotsMr)
+    throw SystemError(strprintf("ibv_reg_mr of receive slots on %s", dev.name().c_str()), errno);
+  d.ctrlMr = api.reg_mr(pd, ctrl_, sizeof(Ctrl) + sizeof(ChunkHdr) * cfg_.nSlots, rw);
+  if (!d.ctrlMr)
+    throw SystemError(strprintf("ibv_reg_mr of the control block on %s", dev.name().c_str()),
+                      errno);
+  d.ctsMr = api.reg_mr(pd, cts_, 2 * kCtsSlots * sizeof(ZcopyCts), rw);
+  if (!d.ctsMr)
+    throw SystemError(strprintf("ibv_reg_mr of the rendezvous mailbox on %s", dev.name().c_str()),
+                      errno);
+  if (keys) {
+    d.ringMr = api.reg_mr(pd, cipher_->ringBase(), cipher_->ringBytes(), IBV_ACCESS_LOCAL_WRITE);
+    if (!d.ringMr)
+      throw SystemError(strprintf("ibv_reg_mr of the sealing ring on %s", dev.name().c_str()),
+                        errno);
+  }
+  const int self = static_cast<int>(&d - devs_.data());
+  int qpsHere = 0;
+  for (int q = 0; q < cfg_.nQps; ++q) qpsHere += devOf(q) == self;
+  int cqe = std::max(1, qpsHere) * 2 * sqCap_;
+  if (dev.maxCqe() > 0) cqe = std::min(cqe, dev.maxCqe());
+  d.cq = api.create_cq(dev.ctx(), cqe, nullptr, nullptr, 0);
+  if (!d.cq)
+    throw SystemError(strprintf("ibv_create_cq(%d) on %s", cqe, dev.name().c_str()), errno);
+}
+
 IbEndpoint::~IbEndpoint() {
-  const IbvApi& api = dev_->api();
+  const IbvApi& api = *api_;
   if (cipher_) cipher_->quiesce();  // its workers may be reading user buffers or slots
   for (ibv_qp* qp : qps_) api.destroy_qp(qp);
   pend_.clear();
   dropRendezvous();
-  regs_.reset();
-  rregs_.reset();
-  if (cq_) api.destroy_cq(cq_);
-  if (slotsMr_) api.dereg_mr(slotsMr_);
-  if (ctrlMr_) api.dereg_mr(ctrlMr_);
-  if (ringMr_) api.dereg_mr(ringMr_);
-  if (ctsMr_) api.dereg_mr(ctsMr_);
+  for (DevSide& d : devs_) {
+    d.regs.reset();
+    d.rregs.reset();
+    if (d.cq) api.destroy_cq(d.cq);
+    if (d.slotsMr) api.dereg_mr(d.slotsMr);
+    if (d.ctrlMr) api.dereg_mr(d.ctrlMr);
+    if (d.ringMr) api.dereg_mr(d.ringMr);
+    if (d.ctsMr) api.dereg_mr(d.ctsMr);
+  }
   cipher_.reset();
   std::free(cts_);
   std::free(slots_);
   std::free(ctrl_);
 }
 
+void IbEndpoint::acquireSendRegs(PendingSend& p) {
+  for (size_t d = 0; d < devs_.size(); ++d) {
+    try {
+      p.reg[d] = devs_[d].regs->acquire(p.op->data, p.op->bytes);
+    } catch (...) {
+      releaseRegs(p.reg, false);
+      throw;
+    }
+  }
+}
+
+void IbEndpoint::releaseRegs(const RegCache::Entry* const* regs, bool recv) {
+  for (size_t d = 0; d < devs_.size(); ++d)
+    if (regs[d]) (recv ? devs_[d].rregs : devs_[d].regs)->release(regs[d]);
+}
+
 IbConnInfo IbEndpoint::localInfo() const {
   IbConnInfo c{};
-  std::memcpy(c.gid, dev_->gid().raw, sizeof(c.gid));
-  c.lid = dev_->lid();
-  c.mtu = static_cast<uint8_t>(dev_->mtu());
+  const IbDevice& first = *devs_[0].dev;
+  std::memcpy(c.gid, first.gid().raw, sizeof(c.gid));
+  c.lid = first.lid();
+  c.mtu = static_cast<uint8_t>(first.mtu());
   c.nQps = static_cast<uint8_t>(cfg_.nQps);
   c.nSlots = cfg_.nSlots;
   c.slotStride = slotStride_;
   c.slotsAddr = reinterpret_cast<uintptr_t>(slots_);
   c.creditAddr = reinterpret_cast<uintptr_t>(&ctrl_->credit);
-  c.slotsRkey = slotsMr_->rkey;
-  c.creditRkey = ctrlMr_->rkey;
   c.ctsAddr = reinterpret_cast<uintptr_t>(cts_);
-  c.ctsRkey = ctsMr_->rkey;
   c.zcopyBytes = static_cast<uint32_t>(zBytes_);
   for (int q = 0; q < cfg_.nQps; ++q) {
-    const IbDevice::Port& p = dev_->ports()[lanes_.port(q)];
+    const IbDevice::Port& p = portOf(q);
+    const DevSide& d = devs_[devOf(q)];
     c.qpn[q] = qps_[q]->qp_num;
     c.psn[q] = psn_[q];
     std::memcpy(c.qpGid[q], p.gid.raw, sizeof(c.qpGid[q]));
     c.qpLid[q] = p.lid;
     c.mtu = std::min(c.mtu, static_cast<uint8_t>(p.mtu));
+    c.qpSlotsRkey[q] = d.slotsMr->rkey;
+    c.qpCreditRkey[q] = d.ctrlMr->rkey;
+    c.qpCtsRkey[q] = d.ctsMr->rkey;
+    c.qpDev[q] = static_cast<uint8_t>(devOf(q));
   }
   return c;
 }
 
 void IbEndpoint::connect(const IbConnInfo& r, std::unique_ptr<Endpoint> side) {
-  const IbvApi& api = dev_->api();
+  const IbvApi& api = *api_;
   if (r.nQps != cfg_.nQps || r.nSlots != cfg_.nSlots || r.slotStride != slotStride_)
     throw InvalidUsage(strprintf(
         "rank %d set up its verbs connection differently (%d QPs, %u slots of %llu bytes; "
@@ -231,21 +290,25 @@ void IbEndpoint::connect(const IbConnInfo& r, std::unique_ptr<Endpoint> side) {
         "rank %d sends zero-copy from %u bytes, this rank from %zu (0: never): use the same "
         "GDR_IB_ZCOPY_BYTES and GDR_ENCRYPT on every rank",
         cfg_.peerRank, r.zcopyBytes, zBytes_));
+  for (int q = 0; q < cfg_.nQps; ++q)
+    if (r.qpDev[q] >= kMaxIbDevices)
+      throw RemoteError(strprintf("rank %d's QP %d is on device %u of at most %d", cfg_.peerRank,
+                                  q + 1, r.qpDev[q], kMaxIbDevices));
   remote_ = r;
   side_ = std::move(side);
-  const ibv_mtu mtu = std::min(dev_->mtu(), static_cast<ibv_mtu>(r.mtu));
   for (int q = 0; q < cfg_.nQps; ++q) {
+    const IbDevice& dev = deviceOf(q);
+    const IbDevice::Port& port = portOf(q);
     ibv_qp_attr a{};
     a.qp_state = IBV_QPS_RTR;
-    a.path_mtu = mtu;
+    a.path_mtu = std::min(port.mtu, static_cast<ibv_mtu>(r.mtu));
     a.dest_qp_num = r.qpn[q];
     a.rq_psn = r.psn[q];
     a.max_dest_rd_atomic = 1;
     a.min_rnr_timer = 12;
-    const IbDevice::Port& port = dev_->ports()[lanes_.port(q)];
     a.ah_attr.port_num = port.num;
     a.ah_attr.sl = static_cast<uint8_t>(cfg_.serviceLevel);
-    if (dev_->roce()) {
+    if (dev.roce()) {
       a.ah_attr.is_global = 1;
       std::memcpy(a.ah_attr.grh.dgid.raw, r.qpGid[q], 16);
       a.ah_attr.grh.sgid_index = static_cast<uint8_t>(port.gidIndex);
@@ -258,7 +321,7 @@ void IbEndpoint::connect(const IbConnInfo& r, std::unique_ptr<Endpoint> side) {
                               IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
                                   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
       throw SystemError(strprintf("ibv_modify_qp(RTR) of QP %u to rank %d (remote QP %u) on %s",
-                                  qps_[q]->qp_num, cfg_.peerRank, r.qpn[q], dev_->name().c_str()),
+                                  qps_[q]->qp_num, cfg_.peerRank, r.qpn[q], dev.name().c_str()),
                         e);
     ibv_qp_attr s{};
     s.qp_state = IBV_QPS_RTS;
@@ -281,8 +344,8 @@ void IbEndpoint::connect(const IbConnInfo& r, std::unique_ptr<Endpoint> side) {
       kNet,
       "rank %d -> rank %d: ib on %s, %d QP(s) over %zu port(s) (first %u -> %u), %u slots of %zu "
       "bytes, chunk %s %zu%s, zero-copy %s, cc %s",
-      cfg_.myRank, cfg_.peerRank, dev_->name().c_str(), cfg_.nQps,
-      std::min(dev_->ports().size(), static_cast<size_t>(cfg_.nQps)), qps_[0]->qp_num, r.qpn[0],
+      cfg_.myRank, cfg_.peerRank, devNames_.c_str(), cfg_.nQps,
+      std::min(rails_.size(), static_cast<size_t>(cfg_.nQps)), qps_[0]->qp_num, r.qpn[0],
       cfg_.nSlots, slotStride_ - sizeof(ChunkHdr), policy_.adaptive() ? "adaptive from" : "fixed",
       policy_.chunk(), cipher_ ? ", AES-256-GCM" : "",
       zBytes_ ? strprintf("from %zu bytes", zBytes_).c_str() : "off", ccModeName(cfg_.cc.mode));
@@ -296,9 +359,9 @@ void IbEndpoint::postRecvWr(int q) {
   if (int e = ibv_post_recv(qps_[q], &wr, &bad)) failPost("ibv_post_recv", q, e);
 }
 
-int IbEndpoint::qpIndex(uint32_t qpn) const {
+int IbEndpoint::qpIndex(uint32_t qpn, int d) const {
   for (size_t q = 0; q < qps_.size(); ++q)
-    if (qps_[q]->qp_num == qpn) return static_cast<int>(q);
+    if (qps_[q]->qp_num == qpn && devOf(static_cast<int>(q)) == d) return static_cast<int>(q);
   return -1;
 }
 
@@ -309,19 +372,20 @@ double IbEndpoint::nowUs() const {
 void IbEndpoint::failPost(const char* what, int q, int err) {
   throw RemoteError(strprintf("%s on QP %u (%d of %d) to rank %d failed on %s: %s", what,
                               qps_[q]->qp_num, q + 1, cfg_.nQps, cfg_.peerRank,
-                              dev_->name().c_str(), std::strerror(err)));
+                              deviceOf(q).name().c_str(), std::strerror(err)));
 }
 
-void IbEndpoint::failWc(const ibv_wc& wc) {
-  int q = qpIndex(wc.qp_num);
+void IbEndpoint::failWc(const ibv_wc& wc, int d) {
+  int q = qpIndex(wc.qp_num, d);
+  const IbDevice& dev = *devs_[d].dev;
   // Another process's or QP's events may be drained here too: fine, this is
   // the failure path and the text is only more complete for it.
-  std::string events = dev_->drainAsyncEvents();
+  std::string events = dev.drainAsyncEvents();
   throw RemoteError(strprintf(
       "RDMA to rank %d failed: %s on QP %u (%d of %d, device %s) completed with status %s (%d, "
       "vendor error %#x)%s%s%s",
-      cfg_.peerRank, wcOpName(wc), wc.qp_num, q + 1, cfg_.nQps, dev_->name().c_str(),
-      dev_->api().wc_status_str(wc.status), static_cast<int>(wc.status), wc.vendor_err,
+      cfg_.peerRank, wcOpName(wc), wc.qp_num, q + 1, cfg_.nQps, dev.name().c_str(),
+      api_->wc_status_str(wc.status), static_cast<int>(wc.status), wc.vendor_err,
       wc.status == IBV_WC_RETRY_EXC_ERR ? ": the peer stopped answering (did it exit or die?)"
       : wc.status == IBV_WC_WR_FLUSH_ERR
           ? ": the QP was already in error (a failure of the peer's side of it, "
@@ -392,8 +456,7 @@ bool IbEndpoint::postChunks() {
       PendingSend p{op, nextPendId_++};
       // Encrypted payloads leave from the sealing ring, pre-sealed ones from
       // the caller's buffer.
-      if (op->bytes && (!cipher_ || (op->sig.flags & kSigPreSealed)))
-        p.reg = regs_->acquire(op->data, op->bytes);
+      if (op->bytes && (!cipher_ || (op->sig.flags & kSigPreSealed))) acquireSendRegs(p);
       p.rndv = zBytes_ && op->bytes >= zBytes_;
       pend_.push_back(p);
     }
@@ -417,7 +480,7 @@ bool IbEndpoint::postChunks() {
       len = std::min(cc_->chunk(policy_), op->bytes - op->sent);
       ChunkHdr& h = ctrl_->hdrs[slot];
       fillHdr(h, *op, op->sent, len);
-      sge[0] = {reinterpret_cast<uintptr_t>(&h), sizeof(ChunkHdr), ctrlMr_->lkey};
+      sge[0] = {reinterpret_cast<uintptr_t>(&h), sizeof(ChunkHdr), sideOf(q).ctrlMr->lkey};
     } else {
       ChunkHdr* h = sseq_ < sealSeq_ ? cipher_->sealed(sseq_) : nullptr;
       if (!h) break;  // not handed out (ring full) or still being sealed
@@ -425,12 +488,12 @@ bool IbEndpoint::postChunks() {
       payloadFromUser = h->flags == kChunkAuthOnly;
       sge[0] = {reinterpret_cast<uintptr_t>(h),
                 static_cast<uint32_t>(sizeof(ChunkHdr) + (payloadFromUser ? 0 : len)),
-                ringMr_->lkey};
+                sideOf(q).ringMr->lkey};
     }
     if (!cc_->mayPost(len)) break;  // the congestion window is full
     if (len && payloadFromUser)
       sge[nsge++] = {reinterpret_cast<uintptr_t>(op->data) + op->sent, static_cast<uint32_t>(len),
-                     p.reg->reg.lkey};
+                     p.reg[devOf(q)]->reg.lkey};
     postSlotWrite(q, sge, nsge, len, p, inWindow);
     op->sent += len;
     moved = true;
@@ -466,7 +529,7 @@ void IbEndpoint::writeSlot(int q, ibv_sge* sge, int nsge, uint64_t seq) {
   wr.send_flags = IBV_SEND_SIGNALED;
   wr.imm_data = htonl(static_cast<uint32_t>(seq) & kImmSeqMask);
   wr.wr.rdma.remote_addr = remote_.slotsAddr + slot * remote_.slotStride;
-  wr.wr.rdma.rkey = remote_.slotsRkey;
+  wr.wr.rdma.rkey = remote_.qpSlotsRkey[q];
   if (int e = ibv_post_send(qps_[q], &wr, &bad))
     failPost("ibv_post_send (RDMA WRITE WITH IMM)", q, e);
   ++sqUsed_[q];
@@ -486,7 +549,7 @@ void IbEndpoint::postCredit() {
   uint64_t* src = ctrl_->creditSrc[creditSlot_++ % kCreditSources];
   src[0] = rseq_;
   src[1] = zLanded_;
-  ibv_sge sge{reinterpret_cast<uintptr_t>(src), 2 * sizeof(uint64_t), ctrlMr_->lkey};
+  ibv_sge sge{reinterpret_cast<uintptr_t>(src), 2 * sizeof(uint64_t), sideOf(q).ctrlMr->lkey};
   ibv_send_wr wr{};
   ibv_send_wr* bad = nullptr;
   wr.wr_id = wrId(kWrCredit, rseq_);
@@ -495,7 +558,7 @@ void IbEndpoint::postCredit() {
   wr.opcode = IBV_WR_RDMA_WRITE;
   wr.send_flags = IBV_SEND_SIGNALED;
   wr.wr.rdma.remote_addr = remote_.creditAddr;
-  wr.wr.rdma.rkey = remote_.creditRkey;
+  wr.wr.rdma.rkey = remote_.qpCreditRkey[q];
   if (int e = ibv_post_send(qps_[q], &wr, &bad))
     failPost("ibv_post_send (credit RDMA WRITE)", q, e);
   ++sqUsed_[q];
@@ -537,8 +600,7 @@ void IbEndpoint::reset() noexcept {
   }
   sends_.clear();
   recvs_.clear();
-  for (auto& p : pend_)
-    if (p.reg) regs_->release(p.reg);
+  for (auto& p : pend_) releaseRegs(p.reg, false);
   pend_.clear();
   track_.clear();
   resend_.clear();
@@ -551,8 +613,10 @@ IbStats IbEndpoint::stats() const {
   IbStats s = stats_;
   s.chunkBytes = cc_->chunk(policy_);
   s.chunkChanges = policy_.changes();
-  s.reg = regs_->stats();
-  if (rregs_) s.recvReg = rregs_->stats();
+  // Every device's cache sees the same acquires: the first one's counts are
+  // per buffer, as with one device.
+  s.reg = devs_[0].regs->stats();
+  if (devs_[0].rregs) s.recvReg = devs_[0].rregs->stats();
   return s;
 }
 

@@ -5,8 +5,9 @@
 // Each chunk gets the connection's next sequence number s; it lands in the
 // receiver's slot s % nSlots (header + payload in one write, from the user's
 // buffer, registered through the RegCache) and the immediate carries s. The
-// chunks go round the QPs, which go round the device's active ports
-// (qp_lanes.h), so with several QPs chunks may
+// chunks go round the QPs, which go round the active ports of the devices
+// (qp_lanes.h; with several devices their ports alternate, so QP 0 is on the
+// first device, QP 1 on the second), so with several QPs chunks may
 // complete out of order; the receiver consumes slots strictly by sequence,
 // which restores order. After consuming, the receiver RDMA-writes its count
 // of consumed chunks into the sender's credit word; the sender never has
@@ -29,6 +30,14 @@
 // (the reduction reads it there once; there is no copy to save). No byte of
 // such a message is copied by the CPU (IbStats::cpuCopyBytes).
 //
+// Several devices (GDR_IB_HCA listing them; separate HCAs of one GPU): each
+// has its own PD, completion queue and keys, so the slots, control block,
+// mailbox and sealing ring are registered on every one, as is each send and
+// zero-copy receive buffer (a registration cache per device; each sees the
+// same acquires). The connection info carries the peer's keys per QP, and a
+// clear-to-send one key per device of the receiver. A device or port that
+// fails is a failed lane like any other (ib_failover.cc).
+//
 // Abort notices, "QP down" notices (qp_notice.h) and peer-death detection
 // ride on the TCP connection the communicator built first (`side`), which
 // stays open for that purpose (side_liveness.h: a close with operations
@@ -46,6 +55,7 @@
 #include <chrono>
 #include <deque>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -108,8 +118,12 @@ class IbEndpoint final : public Endpoint {
  public:
   // `keys`: this connection's verbs keys (security/channel_keys.h) when
   // GDR_ENCRYPT=1, else null. They are copied, not kept.
-  IbEndpoint(std::shared_ptr<IbDevice> dev, const IbEndpointConfig& cfg,
+  // `devs`: the devices this rank's QPs go over (1 to kMaxIbDevices).
+  IbEndpoint(std::vector<std::shared_ptr<IbDevice>> devs, const IbEndpointConfig& cfg,
              const security::SessionKeys* keys = nullptr);
+  IbEndpoint(std::shared_ptr<IbDevice> dev, const IbEndpointConfig& cfg,
+             const security::SessionKeys* keys = nullptr)
+      : IbEndpoint(std::vector<std::shared_ptr<IbDevice>>{std::move(dev)}, cfg, keys) {}
   ~IbEndpoint() override;
 
   // Set-up: local info for the peer, then the peer's info (QPs to RTS).
@@ -141,11 +155,13 @@ class IbEndpoint final : public Endpoint {
   void reset() noexcept override;
 
   IbStats stats() const;
-  RegCache& regCache() { return *regs_; }
+  RegCache& regCache() { return *devs_[0].regs; }
+  // The device QP q is on (tests, logs).
+  const IbDevice& deviceOf(int q) const { return *devs_[devOf(q)].dev; }
   // Tests only: the next writes use a wrong remote key, so the peer's NIC
   // rejects them and this side sees a real error completion.
   void breakRemoteKeyForTest() {
-    remote_.slotsRkey ^= 0x5a5a5a5a;
+    for (uint32_t& k : remote_.qpSlotsRkey) k ^= 0x5a5a5a5a;
     keyXor_ = 0x5a5a5a5a;
   }
   size_t zcopyBytes() const { return zBytes_; }
@@ -154,7 +170,7 @@ class IbEndpoint final : public Endpoint {
   struct PendingSend {
     SendOp* op;
     uint64_t id;
-    const RegCache::Entry* reg = nullptr;
+    const RegCache::Entry* reg[kMaxIbDevices] = {};  // the payload on each device
     int wrsLeft = 0;
     bool allPosted = false;
     // rendezvous (ib_zcopy.cc)
@@ -165,7 +181,7 @@ class IbEndpoint final : public Endpoint {
   struct ZRecv {  // a receive that gave out a clear-to-send
     RecvOp* op;
     uint64_t ticket;
-    const RegCache::Entry* reg = nullptr;
+    const RegCache::Entry* reg[kMaxIbDevices] = {};  // the buffer on each device
     uint64_t chunks = 0, landed = 0;
     bool direct = false, announced = false;
   };
@@ -177,8 +193,34 @@ class IbEndpoint final : public Endpoint {
     double sentUs;
   };
   struct Ctrl;
+  // One device's share: its completion queue, this side's regions
+  // registered on it, and its registration caches (sends, zero-copy receives).
+  struct DevSide {
+    std::shared_ptr<IbDevice> dev;
+    ibv_cq* cq = nullptr;
+    ibv_mr* slotsMr = nullptr;
+    ibv_mr* ctrlMr = nullptr;
+    ibv_mr* ctsMr = nullptr;
+    ibv_mr* ringMr = nullptr;  // GDR_ENCRYPT=1 only
+    std::unique_ptr<RegCache> regs, rregs;
+  };
+  // A lane's place: device index and the index into that device's ports().
+  struct Rail {
+    int dev, port;
+  };
+  static std::vector<Rail> railsOf(const std::vector<std::shared_ptr<IbDevice>>& devs);
+  void openDevSide(DevSide& d, const security::SessionKeys* keys);
+  int devOf(int q) const { return rails_[lanes_.port(q)].dev; }
+  const IbDevice::Port& portOf(int q) const {
+    const Rail& r = rails_[lanes_.port(q)];
+    return devs_[r.dev].dev->ports()[r.port];
+  }
+  DevSide& sideOf(int q) { return devs_[devOf(q)]; }
+  void acquireSendRegs(PendingSend& p);
+  void releaseRegs(const RegCache::Entry* const* regs, bool recv);
 
   bool pollCq();
+  bool pollCqOf(int d);
   bool postChunks();
   void sealAhead();
   bool consumeChunks();
@@ -193,7 +235,7 @@ class IbEndpoint final : public Endpoint {
   void chunkDone(uint64_t seq);
   // ib_failover.cc: a failed completion of a QP that can hand its work to
   // the others (true: handled), and the resends of its chunks.
-  bool failover(const ibv_wc& wc);
+  bool failover(const ibv_wc& wc, int d);
   void qpDown(int q, const ibv_wc& wc, bool idle);
   bool resendChunks(uint64_t consumed);
   // The peer's notices of QPs it took down: this side's end of each goes to
@@ -214,21 +256,22 @@ class IbEndpoint final : public Endpoint {
   [[noreturn]] void failAuth(uint64_t seq);
   void postCredit();
   void postRecvWr(int q);
-  int qpIndex(uint32_t qpn) const;
-  [[noreturn]] void failWc(const ibv_wc& wc);
+  int qpIndex(uint32_t qpn, int d) const;  // QP numbers are per device
+  [[noreturn]] void failWc(const ibv_wc& wc, int d);
   [[noreturn]] void failPost(const char* what, int q, int err);
   double nowUs() const;
 
-  std::shared_ptr<IbDevice> dev_;
+  const IbvApi* api_;
   IbEndpointConfig cfg_;
+  std::vector<Rail> rails_;  // QpLanes' ports: every active port of every device
+  std::string devNames_;     // "softnic0" or "mlx5_0+mlx5_1", for messages
+  std::vector<DevSide> devs_;
   QpLanes lanes_;       // which QP (and port) carries what, which are down
   ResendQueue resend_;  // chunks of failed QPs
   ChunkPolicy policy_;
   std::unique_ptr<PeerCc> cc_;  // bytes in flight and the chunk size it allows
-  std::unique_ptr<RegCache> regs_;
   std::unique_ptr<Endpoint> side_;
   SideLiveness liveness_;  // of the peer, from side_ (slow waits only)
-  ibv_cq* cq_ = nullptr;
   std::vector<ibv_qp*> qps_;
   std::vector<uint32_t> psn_;
   std::vector<int> sqUsed_;
@@ -238,12 +281,9 @@ class IbEndpoint final : public Endpoint {
   char* slots_ = nullptr;
   size_t slotStride_ = 0;
   Ctrl* ctrl_ = nullptr;
-  ibv_mr* slotsMr_ = nullptr;
-  ibv_mr* ctrlMr_ = nullptr;
   // GDR_ENCRYPT=1 only: the sealing ring (registered) and the chunk
   // sealed-ahead cursor: sends_[sealIdx_] from byte sealOff_, chunk sealSeq_.
   std::unique_ptr<ChunkCipher> cipher_;
-  ibv_mr* ringMr_ = nullptr;
   uint64_t sealSeq_ = 0;
   size_t sealIdx_ = 0, sealOff_ = 0;
   IbConnInfo remote_{};
@@ -272,9 +312,7 @@ class IbEndpoint final : public Endpoint {
   const RecvOp* kindOp_ = nullptr;  // dstOnDevice's last answer
   const void* kindDst_ = nullptr;
   bool kindDev_ = false;
-  std::unique_ptr<RegCache> rregs_;  // receive targets
   ZcopyCts* cts_ = nullptr;
-  ibv_mr* ctsMr_ = nullptr;
   uint32_t keyXor_ = 0;
   uint64_t ctsSeen_ = 0;      // clear-to-sends arrived (sender)
   uint64_t sTicket_ = 0;      // next rendezvous send

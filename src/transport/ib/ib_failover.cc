@@ -40,8 +40,8 @@ bool firstReport(const std::string& dev, int port) {
 
 }  // namespace
 
-bool IbEndpoint::failover(const ibv_wc& wc) {
-  const int q = qpIndex(wc.qp_num);
+bool IbEndpoint::failover(const ibv_wc& wc, int d) {
+  const int q = qpIndex(wc.qp_num, d);
   if (q < 0) return false;
   if (lanes_.live(q)) {
     const bool path = wc.status == IBV_WC_RETRY_EXC_ERR || wc.status == IBV_WC_WR_FLUSH_ERR;
@@ -70,26 +70,26 @@ bool IbEndpoint::failover(const ibv_wc& wc) {
       throw RemoteError(strprintf(
           "QP %u (%d of %d, %s port %u) to rank %d failed (%s) with a %s in flight, which cannot "
           "move to another QP",
-          wc.qp_num, q + 1, cfg_.nQps, dev_->name().c_str(), dev_->ports()[lanes_.port(q)].num,
-          cfg_.peerRank, dev_->api().wc_status_str(wc.status),
-          kind == kWrCts ? "clear-to-send" : "zero-copy write"));
+          wc.qp_num, q + 1, cfg_.nQps, deviceOf(q).name().c_str(), portOf(q).num, cfg_.peerRank,
+          api_->wc_status_str(wc.status), kind == kWrCts ? "clear-to-send" : "zero-copy write"));
   }
 }
 
 void IbEndpoint::qpDown(int q, const ibv_wc& wc, bool idle) {
-  const unsigned port = dev_->ports()[lanes_.port(q)].num;
+  const unsigned port = portOf(q).num;
+  const std::string& dev = deviceOf(q).name();
   const bool firstOfPort = lanes_.markDown(q);
   ++stats_.qpsDown;
-  if (firstOfPort && !idle && firstReport(dev_->name(), static_cast<int>(port)))
+  if (firstOfPort && !idle && firstReport(dev, static_cast<int>(port)))
     GDR_WARN(kNet,
              "rank %d: verbs QP %u on %s port %u to rank %d failed (%s): its chunks go over the "
              "%d QP(s) left; later failures on this port are logged at INFO",
-             cfg_.myRank, wc.qp_num, dev_->name().c_str(), port, cfg_.peerRank,
-             dev_->api().wc_status_str(wc.status), lanes_.liveCount());
+             cfg_.myRank, wc.qp_num, dev.c_str(), port, cfg_.peerRank,
+             api_->wc_status_str(wc.status), lanes_.liveCount());
   else
     GDR_INFO(kNet, "rank %d: verbs QP %u on %s port %u to rank %d failed (%s), %d QP(s) left",
-             cfg_.myRank, wc.qp_num, dev_->name().c_str(), port, cfg_.peerRank,
-             dev_->api().wc_status_str(wc.status), lanes_.liveCount());
+             cfg_.myRank, wc.qp_num, dev.c_str(), port, cfg_.peerRank,
+             api_->wc_status_str(wc.status), lanes_.liveCount());
   if (!side_) return;
   const std::string notice = encodeQpDown({q, static_cast<int>(wc.status)});
   if (side_->sendNotice(notice.data(), notice.size())) ++stats_.noticesSent;
@@ -114,11 +114,11 @@ void IbEndpoint::takePeerNotices() {
              "rank %d: rank %d took its end of verbs QP %u (%d of %d) down (%s); this end (%s port "
              "%u) flushes and its chunks go over the %d QP(s) left",
              cfg_.myRank, cfg_.peerRank, qps_[n.qp]->qp_num, n.qp + 1, cfg_.nQps,
-             dev_->api().wc_status_str(static_cast<ibv_wc_status>(n.status)), dev_->name().c_str(),
-             dev_->ports()[lanes_.port(n.qp)].num, lanes_.liveCount());
+             api_->wc_status_str(static_cast<ibv_wc_status>(n.status)),
+             deviceOf(n.qp).name().c_str(), portOf(n.qp).num, lanes_.liveCount());
     ibv_qp_attr a{};
     a.qp_state = IBV_QPS_ERR;
-    if (int e = dev_->api().modify_qp(qps_[n.qp], &a, IBV_QP_STATE))
+    if (int e = api_->modify_qp(qps_[n.qp], &a, IBV_QP_STATE))
       GDR_WARN(kNet,
                "rank %d: ibv_modify_qp(ERR) of QP %u to rank %d failed (%s): its writes fail over "
                "only after their retries",
@@ -150,10 +150,10 @@ bool IbEndpoint::resendChunks(uint64_t consumed) {
     const ChunkHdr& h = slotHdr(seq);
     ibv_sge sge[2];
     int nsge = 1;
-    sge[0] = {reinterpret_cast<uintptr_t>(&h), sizeof(ChunkHdr), ctrlMr_->lkey};
+    sge[0] = {reinterpret_cast<uintptr_t>(&h), sizeof(ChunkHdr), sideOf(q).ctrlMr->lkey};
     if (it->second.bytes)
       sge[nsge++] = {reinterpret_cast<uintptr_t>(p.op->data) + h.offset,
-                     static_cast<uint32_t>(it->second.bytes), p.reg->reg.lkey};
+                     static_cast<uint32_t>(it->second.bytes), p.reg[devOf(q)]->reg.lkey};
     writeSlot(q, sge, nsge, seq);
     resend_.resent(seq);
     ++stats_.chunksResent;

@@ -99,7 +99,7 @@ void IbEndpoint::failAuth(uint64_t seq) {
   throw RemoteError(strprintf(
       "data from rank %d (verbs, received on %s) failed authentication (AES-GCM tag mismatch on "
       "chunk %llu: altered or corrupted in transit); it was not delivered",
-      cfg_.peerRank, dev_->name().c_str(), (unsigned long long)seq));
+      cfg_.peerRank, devNames_.c_str(), (unsigned long long)seq));
 }
 
 }  // namespace gdr::transport::ib

@@ -9,6 +9,9 @@
 namespace gdr::transport::ib {
 
 constexpr int kMaxQpsPerPeer = 8;
+// Verbs devices (HCAs) one rank's connections may use at once (GDR_IB_HCA
+// listing several); each has its own keys, so the keys below are per QP.
+constexpr int kMaxIbDevices = 4;
 
 // Rank A's description of its side of the A->B connection, read by B.
 // nQps == 0: A has no usable verbs device (B falls back to TCP too).
@@ -21,17 +24,21 @@ struct IbConnInfo {
   uint64_t slotStride;  // bytes per receive slot, header included
   uint64_t slotsAddr;   // A's receive slots (B writes chunks there)
   uint64_t creditAddr;  // A's credit word (B writes how many chunks it consumed)
-  uint32_t slotsRkey;
-  uint32_t creditRkey;
   uint32_t qpn[kMaxQpsPerPeer];
   uint32_t psn[kMaxQpsPerPeer];
-  uint64_t ctsAddr;  // A's rendezvous mailbox (B writes its clear-to-send there)
-  uint32_t ctsRkey;
+  uint64_t ctsAddr;     // A's rendezvous mailbox (B writes its clear-to-send there)
   uint32_t zcopyBytes;  // A's zero-copy threshold (0: off); the ranks must agree
   // Where each of A's QPs is: the address of the port it is bound to (QPs go
   // round A's active ports), so B's QP q talks to that port.
   uint8_t qpGid[kMaxQpsPerPeer][16];
   uint16_t qpLid[kMaxQpsPerPeer];
+  // A's regions are the same memory on each of its devices, registered on
+  // each: B's writes on its QP q name the keys of the device A's QP q is on
+  // (qpDev[q], also the index of that device's key in A's clear-to-sends).
+  uint32_t qpSlotsRkey[kMaxQpsPerPeer];
+  uint32_t qpCreditRkey[kMaxQpsPerPeer];
+  uint32_t qpCtsRkey[kMaxQpsPerPeer];
+  uint8_t qpDev[kMaxQpsPerPeer];
 };
 
 // What a write's immediate says. Bit 31 clear: an eager chunk into a slot,
@@ -50,8 +57,10 @@ constexpr uint32_t kImmZChunkMask = (1u << kZChunkBits) - 1;
 
 // Clear to send: the receiver's answer to a message of at least the
 // zero-copy threshold, RDMA-written into the sender's mailbox slot
-// ticket % kCtsSlots. `direct`: write the payload at addr/rkey, `chunk`
-// bytes per write, each one's immediate naming (ticket, index); otherwise
+// ticket % kCtsSlots. `direct`: write the payload at addr, `chunk` bytes per
+// write, each with the key rkey[d] of the receiver's device d that the
+// write's QP lands on (the receiver's qpDev), each one's immediate naming
+// (ticket, index); otherwise
 // (a reduction, which reads the data once anyway) send it through the slots.
 constexpr uint32_t kCtsSlots = 8;
 // Zero-copy chunks a sender may have written beyond the receiver's count of
@@ -62,11 +71,11 @@ struct alignas(64) ZcopyCts {
   uint64_t addr;
   uint64_t bytes;  // what the receiver expects
   OpSig sig;
-  uint32_t rkey;
+  uint32_t rkey[kMaxIbDevices];
   uint32_t chunk;
   uint8_t direct;
 };
-static_assert(sizeof(ZcopyCts) == 64, "a clear-to-send is one cache line");
+static_assert(sizeof(ZcopyCts) == 128, "a clear-to-send is two cache lines");
 
 constexpr uint16_t kChunkMagic = 0x4447;  // "GD"
 // Version 2 added `flags` and `tag` (GDR_ENCRYPT); ranks of one job run one build.

@@ -4,8 +4,10 @@
 // landed chunks.
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <iterator>
 
 #include "core/error.h"
 #include "core/log.h"
@@ -31,8 +33,12 @@ bool IbEndpoint::issueCts() {
     z.direct = op->fn == nullptr;
     if (z.direct) {
       try {
-        z.reg = rregs_->acquire(op->dst, op->bytes);
+        // On every device: the writes of its chunks go over all of them.
+        for (size_t d = 0; d < devs_.size(); ++d)
+          z.reg[d] = devs_[d].rregs->acquire(op->dst, op->bytes);
       } catch (const NotSupported& e) {  // device memory without GPUDirect: through the slots
+        releaseRegs(z.reg, true);
+        std::fill(std::begin(z.reg), std::end(z.reg), nullptr);
         GDR_INFO(kNet, "rank %d: receive of %zu bytes from rank %d goes through the slots: %s",
                  cfg_.myRank, op->bytes, cfg_.peerRank, e.what());
         z.direct = false;
@@ -50,11 +56,11 @@ bool IbEndpoint::issueCts() {
       const size_t least = (op->bytes >> kZChunkBits) + 1;
       if (chunk < least) chunk = (least + 4095) / 4096 * 4096;
       c.addr = reinterpret_cast<uintptr_t>(op->dst);
-      c.rkey = z.reg->reg.rkey;
+      for (size_t d = 0; d < devs_.size(); ++d) c.rkey[d] = z.reg[d]->reg.rkey;
       c.chunk = static_cast<uint32_t>(chunk);
       z.chunks = (op->bytes + chunk - 1) / chunk;
     }
-    ibv_sge sge{reinterpret_cast<uintptr_t>(&c), sizeof(ZcopyCts), ctsMr_->lkey};
+    ibv_sge sge{reinterpret_cast<uintptr_t>(&c), sizeof(ZcopyCts), sideOf(q).ctsMr->lkey};
     ibv_send_wr wr{};
     ibv_send_wr* bad = nullptr;
     wr.wr_id = wrId(kWrCts, rTicket_);
@@ -64,9 +70,9 @@ bool IbEndpoint::issueCts() {
     wr.send_flags = IBV_SEND_SIGNALED;
     wr.imm_data = htonl(kImmCts | (static_cast<uint32_t>(rTicket_) & ~kImmKindMask));
     wr.wr.rdma.remote_addr = remote_.ctsAddr + (rTicket_ % kCtsSlots) * sizeof(ZcopyCts);
-    wr.wr.rdma.rkey = remote_.ctsRkey ^ keyXor_;
+    wr.wr.rdma.rkey = remote_.qpCtsRkey[q] ^ keyXor_;
     if (int e = ibv_post_send(qps_[q], &wr, &bad)) {
-      if (z.reg) rregs_->release(z.reg);
+      releaseRegs(z.reg, true);
       failPost("ibv_post_send (clear-to-send RDMA WRITE WITH IMM)", q, e);
     }
     ++sqUsed_[q];
@@ -125,7 +131,7 @@ IbEndpoint::Rndv IbEndpoint::sendRendezvous(PendingSend& p, uint64_t consumed) {
     h.flags = kChunkRendezvous;
     h.sig = op->sig;
     h.msgBytes = op->bytes;
-    ibv_sge sge{reinterpret_cast<uintptr_t>(&h), sizeof(ChunkHdr), ctrlMr_->lkey};
+    ibv_sge sge{reinterpret_cast<uintptr_t>(&h), sizeof(ChunkHdr), sideOf(q).ctrlMr->lkey};
     postSlotWrite(q, &sge, 1, 0, p, inWindow);
     p.announced = true;
     p.ticket = sTicket_++;
@@ -162,7 +168,7 @@ IbEndpoint::Rndv IbEndpoint::sendRendezvous(PendingSend& p, uint64_t consumed) {
     const size_t len = std::min<size_t>(c.chunk, op->bytes - op->sent);
     const uint32_t idx = static_cast<uint32_t>(op->sent / c.chunk);
     ibv_sge sge{reinterpret_cast<uintptr_t>(op->data) + op->sent, static_cast<uint32_t>(len),
-                p.reg->reg.lkey};
+                p.reg[devOf(q)]->reg.lkey};
     ibv_send_wr wr{};
     ibv_send_wr* bad = nullptr;
     wr.wr_id = wrId(kWrZData, p.id);
@@ -173,7 +179,8 @@ IbEndpoint::Rndv IbEndpoint::sendRendezvous(PendingSend& p, uint64_t consumed) {
     wr.imm_data =
         htonl(kImmZcopy | (static_cast<uint32_t>(p.ticket & kImmZTicketMask) << kZChunkBits) | idx);
     wr.wr.rdma.remote_addr = c.addr + op->sent;
-    wr.wr.rdma.rkey = c.rkey ^ keyXor_;
+    // The key of the receiver's device that this QP's peer end is on.
+    wr.wr.rdma.rkey = c.rkey[remote_.qpDev[q]] ^ keyXor_;
     if (int e = ibv_post_send(qps_[q], &wr, &bad))
       failPost("ibv_post_send (zero-copy RDMA WRITE WITH IMM)", q, e);
     ++sqUsed_[q];
@@ -215,7 +222,7 @@ IbEndpoint::Rndv IbEndpoint::recvRendezvous(RecvOp* op) {
   if (z.landed < z.chunks) return Rndv::Wait;
   // Every chunk's immediate arrived, and each came after its data.
   std::atomic_thread_fence(std::memory_order_acquire);
-  if (z.reg) rregs_->release(z.reg);
+  releaseRegs(z.reg, true);
   op->received = op->bytes;
   op->complete = true;
   zrecvs_.pop_front();
@@ -226,8 +233,7 @@ IbEndpoint::Rndv IbEndpoint::recvRendezvous(RecvOp* op) {
 }
 
 void IbEndpoint::dropRendezvous() noexcept {
-  for (ZRecv& z : zrecvs_)
-    if (z.reg) rregs_->release(z.reg);
+  for (ZRecv& z : zrecvs_) releaseRegs(z.reg, true);
   zrecvs_.clear();
   rDone_ = rTicket_;  // their mailbox slots are not waited for again
   scanned_ = 0;

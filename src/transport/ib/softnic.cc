@@ -77,7 +77,8 @@ bool executeRemote(Nic& n, SoftQp& q, Write& w, uint64_t total) {
   const MrShm::Mr* mr = nullptr;
   for (uint32_t i = 0; rm && i < kMaxMrs && !mr; ++i)
     if (rm->mrs[i].rkey.load(std::memory_order_acquire) == w.rkey) mr = &rm->mrs[i];
-  if (!mr || w.raddr < mr->addr || w.raddr + total > mr->addr + mr->len ||
+  // A key of another device of the peer's is no key on this one.
+  if (!mr || mr->dev != rq->dev || w.raddr < mr->addr || w.raddr + total > mr->addr + mr->len ||
       !(mr->access & IBV_ACCESS_REMOTE_WRITE))
     return fail(IBV_WC_REM_ACCESS_ERR);
   if (w.withImm && rq->recvPosted.load(std::memory_order_acquire) == rq->recvTaken.load())
@@ -97,7 +98,7 @@ bool executeRemote(Nic& n, SoftQp& q, Write& w, uint64_t total) {
       char* dst = deviceTarget(rq->pid, *mr, w.raddr, total);
       if (!dst) return fail(IBV_WC_REM_ACCESS_ERR);
       for (int i = 0; i < k; ++i) {
-        gpuCopy(dst, src[i], len[i], "softnic0 (CUDA IPC write)");
+        gpuCopy(dst, src[i], len[i], "the software NIC (CUDA IPC write)");
         dst += len[i];
       }
     } else if (total) {
@@ -119,7 +120,7 @@ bool executeRemote(Nic& n, SoftQp& q, Write& w, uint64_t total) {
       }
     }
   } catch (const std::exception& e) {
-    GDR_WARN(kNet, "softnic0: write on QP %u: %s", q.qp.qp_num, e.what());
+    GDR_WARN(kNet, "%s: write on QP %u: %s", n.devs[q.dev].name, q.qp.qp_num, e.what());
     return fail(IBV_WC_REM_ACCESS_ERR);
   }
   ++n.done;
@@ -171,13 +172,14 @@ void drainInboxes(Nic& n, SoftCq* c) {
 bool execute(Nic& n, SoftQp& q, Write& w) {
   auto fail = [&](ibv_wc_status st) { return errorOut(q, w, st); };
   if (w.fail) {
-    GDR_INFO(kNet, "softnic0: write on QP %u failed on request", q.qp.qp_num);
+    GDR_INFO(kNet, "%s: write on QP %u failed on request", n.devs[q.dev].name, q.qp.qp_num);
     return fail(IBV_WC_REM_OP_ERR);
   }
   uint64_t total = 0;
   for (const ibv_sge& s : w.sge) {
     auto it = n.mrs.find(s.lkey);
-    if (it == n.mrs.end() || !inside(it->second, s.addr, s.length))
+    if (it == n.mrs.end() || devIndex(it->second->context) != q.dev ||
+        !inside(it->second, s.addr, s.length))
       return fail(IBV_WC_LOC_PROT_ERR);
     total += s.length;
   }
@@ -186,7 +188,8 @@ bool execute(Nic& n, SoftQp& q, Write& w) {
   if (d->second->qp.state == IBV_QPS_ERR) return peerGone(q, w) && fail(IBV_WC_RETRY_EXC_ERR);
   SoftQp& peer = *d->second;
   auto r = n.mrs.find(w.rkey);
-  if (r == n.mrs.end() || r->second->rkey != w.rkey || !inside(r->second, w.raddr, total) ||
+  if (r == n.mrs.end() || r->second->rkey != w.rkey || devIndex(r->second->context) != peer.dev ||
+      !inside(r->second, w.raddr, total) ||
       !(static_cast<unsigned>(r->second->handle) & IBV_ACCESS_REMOTE_WRITE))
     return fail(IBV_WC_REM_ACCESS_ERR);
   if (w.withImm && peer.recvs.empty()) return false;
@@ -197,7 +200,7 @@ bool execute(Nic& n, SoftQp& q, Write& w) {
       dst += s.length;
     }
   } catch (const std::exception& e) {
-    GDR_WARN(kNet, "softnic0: write on QP %u: %s", q.qp.qp_num, e.what());
+    GDR_WARN(kNet, "%s: write on QP %u: %s", n.devs[q.dev].name, q.qp.qp_num, e.what());
     return fail(IBV_WC_REM_ACCESS_ERR);
   }
   ++n.done;
@@ -242,12 +245,12 @@ void pump(Nic& n) {
 // other processes see of it too, so their writes to it stop being answered);
 // its oldest write completes with retries exceeded, the rest of its send
 // queue and its posted receives flush, as on hardware. Caller holds the lock.
-void portDownLocked(Nic& n, uint8_t port) {
-  if (n.portsDown & (1u << port)) return;
-  n.portsDown |= 1u << port;
+void portDownLocked(Nic& n, int dev, uint8_t port) {
+  if (n.portsDown[dev] & (1u << port)) return;
+  n.portsDown[dev] |= 1u << port;
   int qps = 0;
   for (auto& [qpn, q] : n.qps) {
-    if (q->port != port || q->qp.state == IBV_QPS_ERR) continue;
+    if (q->dev != dev || q->port != port || q->qp.state == IBV_QPS_ERR) continue;
     ++qps;
     // Immediates other processes wrote before the port went down land;
     // a writer that finds the flag after its write reports it lost.
@@ -270,29 +273,37 @@ void portDownLocked(Nic& n, uint8_t port) {
     q->qp.state = IBV_QPS_ERR;
     if (q->shm) q->shm->error.store(1);
   }
-  GDR_INFO(kNet, "softnic0: port %u down (on request): %d QP(s) in error", port, qps);
+  GDR_INFO(kNet, "%s: port %u down (on request): %d QP(s) in error", n.devs[dev].name, port, qps);
 }
 
 Nic& nic() {
   static Nic* n = [] {
     auto* x = new Nic;  // never destroyed: endpoints may outlive static destructors
-    std::strncpy(x->dev.name, "softnic0", sizeof(x->dev.name) - 1);
+    for (int d = 0; d < kMaxDevices; ++d)
+      std::snprintf(x->devs[d].name, sizeof(x->devs[d].name), "softnic%d", d);
     int64_t f = param::getInt("GDR_SOFTNIC_FAIL_WRITE");
     if (f > 0) x->failAt = static_cast<uint64_t>(f);
     x->ports = static_cast<int>(std::clamp<int64_t>(param::getInt("GDR_SOFTNIC_PORTS"), 1, 8));
     x->bytesPerUs = static_cast<double>(std::max<int64_t>(0, param::getInt("GDR_SOFTNIC_PORT_MBPS")));
     const std::string down = param::getString("GDR_SOFTNIC_PORT_DOWN");
-    unsigned port = 0;
+    unsigned dev = 0, port = 0;
     unsigned long long at = 0;
     if (!down.empty()) {
-      if (std::sscanf(down.c_str(), "%u:%llu", &port, &at) != 2 || port < 1 ||
+      const bool named = down.rfind("softnic", 0) == 0;
+      const bool parsed =
+          named ? std::sscanf(down.c_str(), "softnic%u:%u:%llu", &dev, &port, &at) == 3
+                : std::sscanf(down.c_str(), "%u:%llu", &port, &at) == 2;
+      if (!parsed || dev >= static_cast<unsigned>(kMaxDevices) || port < 1 ||
           port > static_cast<unsigned>(x->ports) || at < 1)
         GDR_WARN(kNet,
-                 "GDR_SOFTNIC_PORT_DOWN=%s is not PORT:N (a port of GDR_SOFTNIC_PORTS=%d, "
-                 "N >= 1): ignored",
+                 "GDR_SOFTNIC_PORT_DOWN=%s is not [softnicD:]PORT:N (a device of "
+                 "GDR_SOFTNIC_DEVICES, a port of GDR_SOFTNIC_PORTS=%d, N >= 1): ignored",
                  down.c_str(), x->ports);
-      else
-        x->downPort = static_cast<uint8_t>(port), x->downAt = at;
+      else {
+        x->downDev = static_cast<int>(dev);
+        x->downPort = static_cast<uint8_t>(port);
+        x->downAt = at;
+      }
     }
     return x;
   }();
@@ -306,10 +317,22 @@ void failWrite(uint64_t k) {
   n.failAt = k;
 }
 
-void portDown(uint8_t port) {
+void portDown(uint8_t port, int dev) {
   Nic& n = nic();
   std::lock_guard<std::mutex> g(n.mu);
-  portDownLocked(n, port);
+  if (dev >= 0 && dev < kMaxDevices) portDownLocked(n, dev, port);
+}
+
+void portUp(uint8_t port, int dev) {
+  Nic& n = nic();
+  std::lock_guard<std::mutex> g(n.mu);
+  if (dev >= 0 && dev < kMaxDevices) n.portsDown[dev] &= ~(1u << port);
+}
+
+int devIndex(const ibv_context* c) {
+  const Nic& n = nic();
+  const ptrdiff_t d = c->device - n.devs;
+  return d >= 0 && d < kMaxDevices ? static_cast<int>(d) : 0;
 }
 
 void holdQp(uint32_t qpn, bool hold) {

@@ -1,6 +1,6 @@
 // The software NIC: a test device behind the same IbvApi table the verbs
 // transport loads, chosen only when asked for (GDR_IB_PROVIDER=softnic, and
-// named "softnic0" in every log line about the device). It carries out RDMA
+// named "softnic0", "softnic1", ... in every log line about a device). It carries out RDMA
 // WRITE and RDMA WRITE WITH IMMEDIATE between registered ranges: within a
 // process, host memory by memcpy and device memory (either side) by
 // CUDA copies in CUDA builds (gpu_copy.h), so the GPUDirect data path runs
@@ -33,9 +33,13 @@ namespace gdr::transport::ib::softnic {
 // The verbs table of the software NIC.
 const IbvApi* api();
 
-// Ports: GDR_SOFTNIC_PORTS of them (1-8), all active, each QP bound to the
-// one its INIT transition names. GDR_SOFTNIC_PORT_DOWN=P:N takes port P down
-// at the process's N-th RDMA write, as portDown() does. GDR_SOFTNIC_PORT_MBPS
+// Devices: GDR_SOFTNIC_DEVICES of them (1-4, softnic0 ...), each with its own
+// PDs, CQs, keys and ports, as separate HCAs are: a key works only on QPs of
+// the device that registered it (a write naming another device's key fails
+// like a bad key). Ports: GDR_SOFTNIC_PORTS per device (1-8), all active, each
+// QP bound to the one its INIT transition names. GDR_SOFTNIC_PORT_DOWN=P:N
+// takes port P of softnic0 down at the process's N-th RDMA write, softnicD:P:N
+// port P of softnicD, as portDown() does. GDR_SOFTNIC_PORT_MBPS
 // limits each port's sending rate (its writes are carried out one after
 // another at that rate), so a two-port aggregate can be measured.
 //
@@ -50,7 +54,10 @@ void holdQp(uint32_t qpn, bool hold);
 // writes complete in error (the oldest with retries exceeded, the others
 // flushed) and their receives flush; writes of other processes to them stop
 // being answered (retries exceeded after their QP's timeout).
-void portDown(uint8_t port);
+void portDown(uint8_t port, int device = 0);
+// Tests: the port is active again for QPs made from now on (those it took
+// down stay in error, as on hardware).
+void portUp(uint8_t port, int device = 0);
 // Writes carried out so far by this process's software NIC, and the bytes.
 uint64_t writesDone();
 uint64_t bytesMoved();

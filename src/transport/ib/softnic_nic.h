@@ -42,13 +42,19 @@ struct SoftQp {
   std::deque<uint64_t> recvs;  // posted receives' wr_ids
   std::deque<Write> sq;
   bool held = false;
+  int dev = 0;                        // which of the NIC's devices (softnic<dev>) it is on
   uint8_t port = 1;                   // IBV_QP_PORT
   uint8_t timeout = 14, retries = 7;  // IBV_QP_TIMEOUT, IBV_QP_RETRY_CNT
   QpShm* shm = nullptr;               // what other processes see of this QP
 };
 
-// One lock for the whole device: the endpoints of a process may be driven
-// by several progress threads, and a write touches two QPs and two CQs.
+constexpr int kMaxDevices = 4;  // GDR_SOFTNIC_DEVICES: softnic0 .. softnic3
+
+// One lock for the whole NIC, all its devices: the endpoints of a process
+// may be driven by several progress threads, and a write touches two QPs
+// and two CQs. The devices share the QP and MR tables (numbers and keys are
+// unique across them); a key is only good on QPs of the device that made it,
+// as two HCAs' keys are.
 struct Nic {
   std::mutex mu;
   std::map<uint32_t, SoftQp*> qps;
@@ -56,24 +62,29 @@ struct Nic {
   uint32_t nextKey = 0x1000;
   std::mt19937 rng{std::random_device{}() ^ static_cast<uint32_t>(getpid())};
   uint64_t posted = 0, failAt = 0, done = 0, bytes = 0;
-  int ports = 1;
-  uint32_t portsDown = 0;           // bit p: port p is down
-  uint64_t writes = 0, downAt = 0;  // GDR_SOFTNIC_PORT_DOWN: port downPort at write downAt
+  int ports = 1;                         // per device
+  uint32_t portsDown[kMaxDevices] = {};  // bit p: port p of that device is down
+  uint64_t writes = 0, downAt = 0;  // GDR_SOFTNIC_PORT_DOWN: downDev's downPort at write downAt
+  int downDev = 0;
   uint8_t downPort = 0;
-  double bytesPerUs = 0;              // GDR_SOFTNIC_PORT_MBPS per port (0: no limit)
-  Clock::time_point busyUntil[9]{};   // per port: when its last scheduled write is through
-  ibv_device dev{};
-  ibv_device* list[2] = {&dev, nullptr};
+  double bytesPerUs = 0;  // GDR_SOFTNIC_PORT_MBPS per port (0: no limit)
+  Clock::time_point busyUntil[kMaxDevices]
+                             [9]{};  // per port: when its last scheduled write is through
+  ibv_device devs[kMaxDevices]{};
+  ibv_device* list[kMaxDevices + 1] = {};
 };
 
-// The one device of this process (made on first use, never destroyed).
+// Which device a context, PD or MR belongs to (its index, 0 = softnic0).
+int devIndex(const ibv_context* c);
+
+// The NIC of this process (made on first use, never destroyed).
 Nic& nic();
 // Moves every QP's queue as far as it goes. The caller holds the lock.
 void pump(Nic& n);
 // Immediates other processes left in the inboxes of this CQ's QPs become
 // receive completions. The caller holds the lock.
 void drainInboxes(Nic& n, SoftCq* c);
-// A port going down (see softnic.cc). The caller holds the lock.
-void portDownLocked(Nic& n, uint8_t port);
+// A port of device `dev` going down (see softnic.cc). The caller holds the lock.
+void portDownLocked(Nic& n, int dev, uint8_t port);
 
 }  // namespace gdr::transport::ib::softnic

@@ -27,6 +27,7 @@ constexpr uint32_t kMaxAllocs = 4;  // CUDA allocations one device MR may overla
 struct QpShm {
   uint32_t magic;
   pid_t pid;
+  uint32_t dev;  // the owner's device index (softnic<dev>): an rkey must be of it
   std::atomic<uint32_t> error;
   std::atomic<uint64_t> recvPosted;  // by the owner
   std::atomic<uint64_t> recvTaken;   // by the peer's writes with immediate
@@ -42,6 +43,7 @@ struct MrShm {
   struct Mr {
     std::atomic<uint32_t> rkey;  // 0: free
     uint32_t access;
+    uint32_t dev;  // the device (softnic<dev>) the range is registered on
     uint64_t addr, len;
     // Device memory: the CUDA allocations the range overlaps (a range is
     // page-aligned, so it may reach into a neighbouring allocation).

@@ -23,7 +23,7 @@ int postSend(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
   if (it == n.qps.end()) return EINVAL;
   static const int64_t delayUs = param::getInt("GDR_SOFTNIC_DELAY_US");
   for (; wr; wr = wr->next) {
-    if (n.downAt && ++n.writes == n.downAt) portDownLocked(n, n.downPort);
+    if (n.downAt && ++n.writes == n.downAt) portDownLocked(n, n.downDev, n.downPort);
     if ((wr->opcode != IBV_WR_RDMA_WRITE && wr->opcode != IBV_WR_RDMA_WRITE_WITH_IMM) ||
         qp->state < IBV_QPS_RTS) {
       *bad = wr;
@@ -43,7 +43,7 @@ int postSend(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
     if (n.bytesPerUs > 0) {  // the port's link: writes go through it one after another
       uint64_t total = 0;
       for (const ibv_sge& s : w.sge) total += s.length;
-      Clock::time_point& busy = n.busyUntil[it->second->port];
+      Clock::time_point& busy = n.busyUntil[it->second->dev][it->second->port];
       busy = std::max(busy, Clock::now()) +
              std::chrono::nanoseconds(static_cast<int64_t>(1000.0 * total / n.bytesPerUs));
       w.notBefore = std::max(w.notBefore, busy);
@@ -85,9 +85,16 @@ int pollCq(ibv_cq* cq, int max, ibv_wc* out) {
   return k;
 }
 
+// GDR_SOFTNIC_DEVICES of them, read at each listing (so one test process can
+// ask for several devices after another test listed one).
 ibv_device** getDeviceList(int* num) {
-  if (num) *num = 1;
-  return nic().list;
+  Nic& n = nic();
+  std::lock_guard<std::mutex> g(n.mu);
+  const int k =
+      static_cast<int>(std::clamp<int64_t>(param::getInt("GDR_SOFTNIC_DEVICES"), 1, kMaxDevices));
+  for (int i = 0; i <= kMaxDevices; ++i) n.list[i] = i < k ? &n.devs[i] : nullptr;
+  if (num) *num = k;
+  return n.list;
 }
 void freeDeviceList(ibv_device**) {}
 const char* getDeviceName(ibv_device* d) { return d->name; }
@@ -99,7 +106,7 @@ ibv_context* openDevice(ibv_device* d) {
   c->ops.post_recv = &postRecv;
   c->ops.poll_cq = &pollCq;
   c->cmd_fd = c->async_fd = -1;
-  GDR_INFO(kNet, "softnic0: opened the software NIC (a test device, not an RDMA NIC)");
+  GDR_INFO(kNet, "%s: opened the software NIC (a test device, not an RDMA NIC)", d->name);
   return c;
 }
 int closeDevice(ibv_context* c) {
@@ -115,15 +122,16 @@ int queryDevice(ibv_context*, ibv_device_attr* a) {
   a->max_sge = 4;
   return 0;
 }
-int queryPortCompat(ibv_context*, uint8_t port, _compat_ibv_port_attr* out) {
+int queryPortCompat(ibv_context* c, uint8_t port, _compat_ibv_port_attr* out) {
   Nic& n = nic();
   std::lock_guard<std::mutex> g(n.mu);
   if (port < 1 || port > n.ports) return EINVAL;
   // IbvApi::queryPort hands over a whole ibv_port_attr.
   auto* a = reinterpret_cast<ibv_port_attr*>(out);
-  a->state = n.portsDown & (1u << port) ? IBV_PORT_DOWN : IBV_PORT_ACTIVE;
+  const int d = devIndex(c);
+  a->state = n.portsDown[d] & (1u << port) ? IBV_PORT_DOWN : IBV_PORT_ACTIVE;
   a->max_mtu = a->active_mtu = IBV_MTU_4096;
-  a->lid = port;
+  a->lid = static_cast<uint16_t>(16 * d + port);  // one subnet: every port its own LID
   a->gid_tbl_len = 1;
   a->link_layer = IBV_LINK_LAYER_INFINIBAND;
   return 0;
@@ -161,6 +169,7 @@ ibv_mr* regMr(ibv_pd* pd, void* addr, size_t len, int access) {
         t->mrs[i].addr = reinterpret_cast<uintptr_t>(addr);
         t->mrs[i].len = len;
         t->mrs[i].access = static_cast<uint32_t>(access);
+        t->mrs[i].dev = static_cast<uint32_t>(devIndex(pd->context));
         t->mrs[i].nalloc = 0;
         const auto a = reinterpret_cast<uintptr_t>(addr);
         // Only a range others may write needs its allocations published.
@@ -203,6 +212,7 @@ ibv_qp* createQp(ibv_pd* pd, ibv_qp_init_attr* ia) {
   q->qp.recv_cq = ia->recv_cq;
   q->qp.qp_type = IBV_QPT_RC;
   q->qp.state = IBV_QPS_RESET;
+  q->dev = devIndex(pd->context);
   // A number no QP of this machine has: its segment is created exclusively.
   for (int tries = 0; !q->shm && tries < 64; ++tries) {
     q->qp.qp_num = 0x100 + n.rng() % 0xfffe00;
@@ -213,6 +223,7 @@ ibv_qp* createQp(ibv_pd* pd, ibv_qp_init_attr* ia) {
     errno = ENOSPC;
     return nullptr;
   }
+  q->shm->dev = static_cast<uint32_t>(q->dev);
   n.qps[q->qp.qp_num] = q;
   return &q->qp;
 }

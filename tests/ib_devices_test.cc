@@ -1,0 +1,155 @@
+// One verbs connection over two devices (the software NIC's softnic0 and
+// softnic1, GDR_SOFTNIC_DEVICES=2): QPs alternate over the devices, every
+// write names the peer's key of the device its QP lands on (eager chunks,
+// credits, clear-to-sends, zero-copy writes), and a device whose port goes
+// down mid-transfer hands its chunks to the other one.
+#if GDR_HAVE_IB
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "transport/ib/ib_device.h"
+#include "transport/ib/ib_endpoint.h"
+#include "transport/ib/softnic.h"
+
+namespace gdr::transport::ib {
+namespace {
+
+std::vector<char> pattern(size_t n, int seed) {
+  std::vector<char> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<char>((i * 131 + seed * 7 + (i >> 12)) & 0xff);
+  return v;
+}
+
+struct Msg {
+  std::vector<char> src, dst;
+  SendOp s;
+  RecvOp r;
+  Msg(size_t n, int seed) : src(pattern(n, seed)), dst(n, 0) {
+    s.data = src.data();
+    s.bytes = r.bytes = n;
+    s.sig.kind = r.sig.kind = kP2PKind;
+    s.sig.count = r.sig.count = n;
+    s.sig.seq = r.sig.seq = static_cast<uint64_t>(seed);
+    r.dst = dst.data();
+  }
+};
+
+// Ranks 0 (a) and 1 (b) of this process, both over softnic0 and softnic1.
+struct TwoDevices {
+  std::vector<std::shared_ptr<IbDevice>> devs;
+  std::unique_ptr<IbEndpoint> a, b;
+  IbConnInfo ia{}, ib{};
+
+  explicit TwoDevices(IbEndpointConfig c) {
+    setenv("GDR_IB_PROVIDER", "softnic", 1);
+    setenv("GDR_SOFTNIC_DEVICES", "2", 1);
+    setenv("GDR_IB_HCA", "softnic0,softnic1", 1);
+    devs = IbDevice::openAll();
+    unsetenv("GDR_IB_HCA");
+    unsetenv("GDR_SOFTNIC_DEVICES");
+    unsetenv("GDR_IB_PROVIDER");
+    IbEndpointConfig ca = c, cb = c;
+    ca.myRank = cb.peerRank = 0;
+    ca.peerRank = cb.myRank = 1;
+    a = std::make_unique<IbEndpoint>(devs, ca);
+    b = std::make_unique<IbEndpoint>(devs, cb);
+    ia = a->localInfo();
+    ib = b->localInfo();
+    a->connect(ib, nullptr);
+    b->connect(ia, nullptr);
+  }
+  template <typename F>
+  bool run(F done) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > end) return false;
+      a->progress();
+      b->progress();
+    }
+    return true;
+  }
+  bool exchange(std::vector<std::unique_ptr<Msg>>& ms) {
+    for (auto& m : ms) b->postRecv(&m->r);
+    for (auto& m : ms) a->postSend(&m->s);
+    return run([&] {
+      for (auto& m : ms)
+        if (!m->s.complete || !m->r.complete) return false;
+      return true;
+    });
+  }
+};
+
+IbEndpointConfig cfg(size_t zcopyBytes) {
+  IbEndpointConfig c;
+  c.nQps = 4;
+  c.qpDepth = 256;
+  c.nSlots = 8;
+  c.chunkFixed = 64 * 1024;
+  c.zcopyBytes = zcopyBytes;
+  c.zcopyChunk = 64 * 1024;
+  return c;
+}
+
+TEST(IbDevices, OpensEveryListedDeviceAndAlternatesTheQps) {
+  TwoDevices t(cfg(0));
+  ASSERT_EQ(t.devs.size(), 2u);
+  EXPECT_EQ(t.devs[0]->name(), "softnic0");
+  EXPECT_EQ(t.devs[1]->name(), "softnic1");
+  for (int q = 0; q < 4; ++q) {
+    EXPECT_EQ(t.a->deviceOf(q).name(), q % 2 ? "softnic1" : "softnic0") << q;
+    EXPECT_EQ(t.ia.qpDev[q], q % 2) << q;
+  }
+  // Each device registered the slots with its own key.
+  EXPECT_NE(t.ia.qpSlotsRkey[0], t.ia.qpSlotsRkey[1]);
+  EXPECT_EQ(t.ia.qpSlotsRkey[0], t.ia.qpSlotsRkey[2]);
+}
+
+TEST(IbDevices, EagerAndZeroCopyMessagesGoOverBothDevices) {
+  TwoDevices t(cfg(256 * 1024));
+  std::vector<std::unique_ptr<Msg>> ms;
+  for (int i = 0; i < 6; ++i)
+    ms.push_back(std::make_unique<Msg>(i % 2 ? 1 << 20 : 100000 + i, i + 1));
+  ASSERT_TRUE(t.exchange(ms));
+  for (auto& m : ms) EXPECT_EQ(m->dst, m->src);
+  const IbStats s = t.a->stats();
+  EXPECT_EQ(s.zcopySent, 3u);
+  for (int q = 0; q < 4; ++q) EXPECT_GT(s.chunksPerQp[q], 0u) << "QP " << q;
+  EXPECT_EQ(t.b->stats().cpuCopyBytes, 100000u + 100002 + 100004);  // the eager ones only
+}
+
+TEST(IbDevices, ADeviceDownMidTransferHandsItsChunksToTheOther) {
+  TwoDevices t(cfg(0));
+  // a's QP 1 (softnic1) holds its writes, so they are in flight when the
+  // device's port goes down.
+  softnic::holdQp(t.ia.qpn[1], true);
+  std::vector<std::unique_ptr<Msg>> ms;
+  for (int i = 0; i < 8; ++i) ms.push_back(std::make_unique<Msg>(300000, i + 1));
+  for (auto& m : ms) t.b->postRecv(&m->r);
+  for (auto& m : ms) t.a->postSend(&m->s);
+  for (int i = 0; i < 50; ++i) {
+    t.a->progress();
+    t.b->progress();
+  }
+  softnic::portDown(1, 1);
+  softnic::holdQp(t.ia.qpn[1], false);
+  const bool done = t.run([&] {
+    for (auto& m : ms)
+      if (!m->s.complete || !m->r.complete) return false;
+    return true;
+  });
+  softnic::portUp(1, 1);  // for later tests of this process
+  ASSERT_TRUE(done);
+  for (auto& m : ms) EXPECT_EQ(m->dst, m->src);
+  const IbStats s = t.a->stats();
+  EXPECT_EQ(s.qpsDown, 2);  // QPs 1 and 3: softnic1's
+  EXPECT_GT(s.chunksResent, 0u);
+}
+
+}  // namespace
+}  // namespace gdr::transport::ib
+#endif
