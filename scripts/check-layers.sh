@@ -5,7 +5,9 @@
 #      file is its folder's row in DESIGN.md's table; include/ is the public
 #      API, usable everywhere);
 #   2. no file-static map keyed by a communicator (its state is a member);
-#   3. no "(issue N)" in code under src/, collectives/, topology/, include/.
+#   3. no "(issue N)" in code under src/, collectives/, topology/, include/;
+#   4. no thread started but through gdr::libThread (src/core/lib_thread.h):
+#      a library thread must not read the environment.
 # Upward includes that exist today and are still to be removed are listed in
 # scripts/layers-known.txt ("file -> header" per line): the check fails on
 # any other one, and on a listed one that is gone (so the list only shrinks).
@@ -54,6 +56,7 @@ issue_re = re.compile(r"\(issue \d+\)")
 map_re = re.compile(r"(std::)?(unordered_)?map\s*<\s*(const\s+)?(gdr::)?(Communicator|gdrComm|gdrComm_t|Comm)\s*\*")
 pair_re = re.compile(r"std::pair\s*<\s*(const\s+)?(gdr::)?(Communicator|gdrComm)\s*\*")
 inc_re = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+thread_re = re.compile(r"std::(thread|jthread)\s*(\w+\s*)?[({]|pthread_create\s*\(")
 for top in ("src", "collectives", "topology", "include"):
     for dirpath, _, files in os.walk(top):
         for f in files:
@@ -65,6 +68,8 @@ for top in ("src", "collectives", "topology", "include"):
             for n, line in enumerate(text.splitlines(), 1):
                 if issue_re.search(line):
                     problems.append(f"{path}:{n}: \"(issue N)\" in code: history belongs in commit messages")
+                if thread_re.search(line) and not line.lstrip().startswith("//") and path != "src/core/lib_thread.h":
+                    problems.append(f"{path}:{n}: a thread started directly: use gdr::libThread (core/lib_thread.h)")
                 if (map_re.search(line) or pair_re.search(line)) and not line.lstrip().startswith("//"):
                     problems.append(f"{path}:{n}: a table keyed by a communicator: make it a member of the communicator")
                 m = inc_re.match(line)
