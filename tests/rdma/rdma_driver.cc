@@ -387,15 +387,21 @@ int runFailover(gdrComm_t comm) {
   const char* downCmd = std::getenv("GDR_TEST_DOWN_CMD");
   const int downAt = envInt("GDR_TEST_DOWN_AT", 4);
   const bool downHere = downCmd && gRank == envInt("GDR_TEST_PORT_DOWN_RANK", 0);
-  for (int i = 0; i < 24; ++i) {
-    testAllReduce<int32_t>(comm, gdrInt32, gdrSum, (1 << 18) + 3 * i, 7000 + i, i % 2);
-    if (downHere && 2 * i + 1 == downAt)
+  int done = 0;
+  auto after = [&] {
+    if (downHere && ++done == downAt)
       std::printf("[rank %d] after collective %d: %s -> rc %d\n", gRank, downAt, downCmd,
                   std::system(downCmd));
+  };
+  for (int i = 0; i < 24; ++i) {
+    testAllReduce<int32_t>(comm, gdrInt32, gdrSum, (1 << 18) + 3 * i, 7000 + i, i % 2);
+    after();
     testAllGather<int32_t>(comm, gdrInt32, (1 << 15) + i, 8000 + i);
+    after();
   }
   std::printf("[rank %d] failover: 48 collectives in %.3f s\n", gRank,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  reportIb(comm);  // chunks per QP, and GDR_TEST_EXPECT_DEVICES
   int bad = 0;
   const bool notice = envInt("GDR_TEST_EXPECT_NOTICE", 0) == 1;
 #if GDR_HAVE_IB
