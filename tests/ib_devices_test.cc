@@ -122,10 +122,10 @@ TEST(IbDevices, EagerAndZeroCopyMessagesGoOverBothDevices) {
   EXPECT_EQ(t.b->stats().cpuCopyBytes, 100000u + 100002 + 100004);  // the eager ones only
 }
 
-TEST(IbDevices, ADeviceDownMidTransferHandsItsChunksToTheOther) {
+// a's QP 1 (softnic1) holds its writes, so they are in flight when the
+// device's port goes down; its oldest write completes with `first`.
+void deviceDownMidTransfer(ibv_wc_status first) {
   TwoDevices t(cfg(0));
-  // a's QP 1 (softnic1) holds its writes, so they are in flight when the
-  // device's port goes down.
   softnic::holdQp(t.ia.qpn[1], true);
   std::vector<std::unique_ptr<Msg>> ms;
   for (int i = 0; i < 8; ++i) ms.push_back(std::make_unique<Msg>(300000, i + 1));
@@ -135,19 +135,35 @@ TEST(IbDevices, ADeviceDownMidTransferHandsItsChunksToTheOther) {
     t.a->progress();
     t.b->progress();
   }
-  softnic::portDown(1, 1);
+  softnic::portDown(1, 1, first);
   softnic::holdQp(t.ia.qpn[1], false);
-  const bool done = t.run([&] {
-    for (auto& m : ms)
-      if (!m->s.complete || !m->r.complete) return false;
-    return true;
-  });
+  bool done = false;
+  try {
+    done = t.run([&] {
+      for (auto& m : ms)
+        if (!m->s.complete || !m->r.complete) return false;
+      return true;
+    });
+  } catch (...) {
+    softnic::portUp(1, 1);
+    throw;
+  }
   softnic::portUp(1, 1);  // for later tests of this process
   ASSERT_TRUE(done);
   for (auto& m : ms) EXPECT_EQ(m->dst, m->src);
   const IbStats s = t.a->stats();
   EXPECT_EQ(s.qpsDown, 2);  // QPs 1 and 3: softnic1's
   EXPECT_GT(s.chunksResent, 0u);
+}
+
+TEST(IbDevices, ADeviceDownMidTransferHandsItsChunksToTheOther) {
+  deviceDownMidTransfer(IBV_WC_RETRY_EXC_ERR);
+}
+
+// What rxe reports when its link goes down: with the port down, that is a
+// path failure too.
+TEST(IbDevices, ALocalQpErrorWithThePortDownFailsOverToo) {
+  deviceDownMidTransfer(IBV_WC_LOC_QP_OP_ERR);
 }
 
 }  // namespace

@@ -32,6 +32,14 @@ step eager_only 240 env GDR_IB_ZCOPY_BYTES=0 $R 2 200 $T colls
 step mismatch 60 $R 2 50 $T mismatch
 step error_completion 60 $R 2 50 $T badkey
 step peer_killed 120 env GDR_TIMEOUT_MS=30000 $R 2 100 $T kill
+# Two NICs per host (rxe0+rxe2 and rxe1+rxe3), 4 QPs alternating over them;
+# rank 0 sets veth2 (rxe2's link) down after its 4th collective: the QPs on
+# rxe2/rxe3 fail (retries: GDR_IB_TIMEOUT=14, about 0.5 s), their chunks go
+# on rxe0/rxe1, every result is checked.
+step failover_2devs 240 env RANK_HCAS="rxe0,rxe2 rxe1,rxe3" GDR_IB_QPS_PER_PEER=4 GDR_IB_TIMEOUT=14 \
+    GDR_IB_ZCOPY_BYTES=0 GDR_TEST_RAILS=2 GDR_TEST_EXPECT_DEVICES=2 GDR_TEST_DOWN_AT=4 \
+    GDR_TEST_DOWN_CMD="ip link set veth2 down" $R 2 200 $T failover
+ip link set veth2 up 2>/dev/null
 # GDR_FAULT over rxe, np 3 (rank 1 on rxe1): rank 1 dies, closes or corrupts in its second all-reduce; 0 and 2
 # must fail within 2 x GDR_TIMEOUT_MS naming it and the step, a kill as gdrRemoteError (seen, not timed out on).
 for f in kill:first kill:middle kill:last close:middle corrupt:middle; do

@@ -376,24 +376,40 @@ int runFault(gdrComm_t comm) {
 // on that port down, to every peer, and the peers theirs to rank 0. Device
 // failover is the same with GDR_SOFTNIC_DEVICES=2 and one port each: the
 // second device's port is the second lane's (QPs alternate over the devices'
-// ports, port 1 of every device first).
+// ports, port 1 of every device first). Over rxe (no GDR_SOFTNIC_*):
+// GDR_TEST_RAILS gives the lanes (ports x devices), and GDR_TEST_DOWN_CMD
+// (e.g. "ip link set veth2 down") is what rank GDR_TEST_PORT_DOWN_RANK runs
+// after its GDR_TEST_DOWN_AT-th collective.
 // GDR_TEST_EXPECT_NOTICE=1: the peers must have learnt of rank 0's failed
 // QPs from its notices (not from their own retries running out).
 int runFailover(gdrComm_t comm) {
   const auto t0 = std::chrono::steady_clock::now();
+  const char* downCmd = std::getenv("GDR_TEST_DOWN_CMD");
+  const int downAt = envInt("GDR_TEST_DOWN_AT", 4);
+  const bool downHere = downCmd && gRank == envInt("GDR_TEST_PORT_DOWN_RANK", 0);
+  int done = 0;
+  auto after = [&] {
+    if (downHere && ++done == downAt)
+      std::printf("[rank %d] after collective %d: %s -> rc %d\n", gRank, downAt, downCmd,
+                  std::system(downCmd));
+  };
   for (int i = 0; i < 24; ++i) {
     testAllReduce<int32_t>(comm, gdrInt32, gdrSum, (1 << 18) + 3 * i, 7000 + i, i % 2);
+    after();
     testAllGather<int32_t>(comm, gdrInt32, (1 << 15) + i, 8000 + i);
+    after();
   }
   std::printf("[rank %d] failover: 48 collectives in %.3f s\n", gRank,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  reportIb(comm);  // chunks per QP, and GDR_TEST_EXPECT_DEVICES
   int bad = 0;
   const bool notice = envInt("GDR_TEST_EXPECT_NOTICE", 0) == 1;
 #if GDR_HAVE_IB
   auto* c = static_cast<gdr::Communicator*>(comm);
   uint64_t resent = 0;
   const int nQps = envInt("GDR_IB_QPS_PER_PEER", 2),
-            ports = envInt("GDR_SOFTNIC_PORTS", 1) * envInt("GDR_SOFTNIC_DEVICES", 1);
+            ports = envInt("GDR_TEST_RAILS",
+                           envInt("GDR_SOFTNIC_PORTS", 1) * envInt("GDR_SOFTNIC_DEVICES", 1));
   for (int p = 0; p < gSize; ++p) {
     auto* ep = p == gRank ? nullptr : dynamic_cast<gdr::transport::ib::IbEndpoint*>(c->endpoint(p));
     if (!ep) continue;

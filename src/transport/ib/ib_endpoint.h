@@ -237,6 +237,7 @@ class IbEndpoint final : public Endpoint {
   // the others (true: handled), and the resends of its chunks.
   bool failover(const ibv_wc& wc, int d);
   void qpDown(int q, const ibv_wc& wc, bool idle);
+  bool portActive(int q) const;  // whether QP q's port is still active
   bool resendChunks(uint64_t consumed);
   // The peer's notices of QPs it took down: this side's end of each goes to
   // the error state, so its writes flush and fail over now.

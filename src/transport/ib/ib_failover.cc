@@ -1,7 +1,7 @@
 // Port failover of a verbs connection: a QP that fails on the path (its
 // port went down, or the peer's port stopped answering: retries exceeded,
-// or its queue flushed) while other QPs of the connection live and the peer
-// itself is alive hands its work to them. Its eager chunks not yet
+// its queue flushed, or a local QP operation error with its port down) while other QPs of the
+// connection live and the peer itself is alive hands its work to them. Its eager chunks not yet
 // completed go again, same sequence and slot, on the QPs the placement now
 // names (qp_lanes.h says why order and slots stay right); a credit write it
 // lost is written again on a live QP. Logged once per port and process.
@@ -44,7 +44,11 @@ bool IbEndpoint::failover(const ibv_wc& wc, int d) {
   const int q = qpIndex(wc.qp_num, d);
   if (q < 0) return false;
   if (lanes_.live(q)) {
-    const bool path = wc.status == IBV_WC_RETRY_EXC_ERR || wc.status == IBV_WC_WR_FLUSH_ERR;
+    // A local QP operation error is a path failure only while the QP's port
+    // is down: rxe completes the write in flight that way when its link goes
+    // down (otherwise it is this side's own fault, and not moved).
+    const bool path = wc.status == IBV_WC_RETRY_EXC_ERR || wc.status == IBV_WC_WR_FLUSH_ERR ||
+                      (wc.status == IBV_WC_LOC_QP_OP_ERR && !portActive(q));
     if (!cfg_.failover || !path || cipher_ || lanes_.liveCount() < 2) return false;
     // A peer that died is its own failure, reported as such, not a port's.
     if (side_) side_->checkPeer();
@@ -73,6 +77,11 @@ bool IbEndpoint::failover(const ibv_wc& wc, int d) {
           wc.qp_num, q + 1, cfg_.nQps, deviceOf(q).name().c_str(), portOf(q).num, cfg_.peerRank,
           api_->wc_status_str(wc.status), kind == kWrCts ? "clear-to-send" : "zero-copy write"));
   }
+}
+
+bool IbEndpoint::portActive(int q) const {
+  ibv_port_attr pa{};
+  return api_->queryPort(deviceOf(q).ctx(), portOf(q).num, &pa) == 0 && pa.state == IBV_PORT_ACTIVE;
 }
 
 void IbEndpoint::qpDown(int q, const ibv_wc& wc, bool idle) {

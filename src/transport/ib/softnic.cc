@@ -243,9 +243,10 @@ void pump(Nic& n) {
 
 // A port going down: every QP bound to it moves to the error state (what
 // other processes see of it too, so their writes to it stop being answered);
-// its oldest write completes with retries exceeded, the rest of its send
+// its oldest write completes with `first` (retries exceeded; rxe, whose
+// link went down, says local QP operation error), the rest of its send
 // queue and its posted receives flush, as on hardware. Caller holds the lock.
-void portDownLocked(Nic& n, int dev, uint8_t port) {
+void portDownLocked(Nic& n, int dev, uint8_t port, ibv_wc_status firstStatus) {
   if (n.portsDown[dev] & (1u << port)) return;
   n.portsDown[dev] |= 1u << port;
   int qps = 0;
@@ -262,8 +263,7 @@ void portDownLocked(Nic& n, int dev, uint8_t port) {
     auto* scq = reinterpret_cast<SoftCq*>(q->qp.send_cq);
     bool first = true;
     for (const Write& w : q->sq) {
-      complete(scq, w.wrId, first ? IBV_WC_RETRY_EXC_ERR : IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE,
-               qpn);
+      complete(scq, w.wrId, first ? firstStatus : IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE, qpn);
       first = false;
     }
     q->sq.clear();
@@ -317,10 +317,10 @@ void failWrite(uint64_t k) {
   n.failAt = k;
 }
 
-void portDown(uint8_t port, int dev) {
+void portDown(uint8_t port, int dev, ibv_wc_status first) {
   Nic& n = nic();
   std::lock_guard<std::mutex> g(n.mu);
-  if (dev >= 0 && dev < kMaxDevices) portDownLocked(n, dev, port);
+  if (dev >= 0 && dev < kMaxDevices) portDownLocked(n, dev, port, first);
 }
 
 void portUp(uint8_t port, int dev) {

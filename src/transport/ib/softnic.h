@@ -51,10 +51,11 @@ void failWrite(uint64_t n);
 // order, once released): completions of other QPs overtake them.
 void holdQp(uint32_t qpn, bool hold);
 // Port `port` goes down: its QPs move to the error state, their queued
-// writes complete in error (the oldest with retries exceeded, the others
+// writes complete in error (the oldest with `first`: retries exceeded, or
+// as rxe reports a link gone down, local QP operation error; the others
 // flushed) and their receives flush; writes of other processes to them stop
 // being answered (retries exceeded after their QP's timeout).
-void portDown(uint8_t port, int device = 0);
+void portDown(uint8_t port, int device = 0, ibv_wc_status first = IBV_WC_RETRY_EXC_ERR);
 // Tests: the port is active again for QPs made from now on (those it took
 // down stay in error, as on hardware).
 void portUp(uint8_t port, int device = 0);

@@ -85,6 +85,6 @@ void pump(Nic& n);
 // receive completions. The caller holds the lock.
 void drainInboxes(Nic& n, SoftCq* c);
 // A port of device `dev` going down (see softnic.cc). The caller holds the lock.
-void portDownLocked(Nic& n, int dev, uint8_t port);
+void portDownLocked(Nic& n, int dev, uint8_t port, ibv_wc_status first = IBV_WC_RETRY_EXC_ERR);
 
 }  // namespace gdr::transport::ib::softnic
