@@ -233,6 +233,29 @@ TEST(SimModel, FarMemoryTier) {
   EXPECT_NEAR(effectiveRates(c, 4 << 20).copyGBps, 1.0 / (0.25 / 10 + 0.25 / 4 + 0.5 / 2), 1e-9);
 }
 
+// An eager shm message is a pipeline across two cores: beyond cache it runs
+// at the slower of its own rate and a copy's, never faster than in cache;
+// where ranks take turns on the cores its copy into the slots is a plain copy.
+TEST(SimModel, EagerLinkIsAPipelineOrACopy) {
+  Cluster c = toyHost(2);
+  const auto shm = [](const Cluster& e) { return e.link[static_cast<int>(LinkClass::Shm)].gbps; };
+  c.link[static_cast<int>(LinkClass::Shm)].gbps = 6.0;
+  c.cacheBytes = 1 << 20;
+  c.copyGBps = 40.0;
+  c.copyMemGBps = 4.0;
+  EXPECT_NEAR(shm(effectiveRates(c, 512 << 10)), 6.0, 1e-9);
+  EXPECT_NEAR(shm(effectiveRates(c, 2 << 20)), 6.0, 1e-9);  // copy 7.3 GB/s: the pipeline's 6 bound
+  EXPECT_NEAR(shm(effectiveRates(c, 64 << 20)), effectiveRates(c, 64 << 20).copyGBps, 1e-9);
+  EXPECT_LT(shm(effectiveRates(c, 64 << 20)), 6.0);
+  c.ranksPerHost = 8;
+  c.coresPerHost = 2;
+  c.yieldUs = 0.3;
+  EXPECT_NEAR(shm(effectiveRates(c, 512 << 10)), 40.0, 1e-9);
+  EXPECT_NEAR(shm(effectiveRates(c, 64 << 20)), effectiveRates(c, 64 << 20).copyGBps, 1e-9);
+  c.shmMemGBps = 3.0;  // a file's blend wins
+  EXPECT_NEAR(shm(effectiveRates(c, 512 << 10)), 6.0, 1e-9);
+}
+
 // A root that broadcasts back to back runs ahead only as far as the slots
 // let it: with one slot per pair, every call waits for the receiver.
 TEST(SimModel, SlotsThrottleASender) {

@@ -69,6 +69,12 @@ put_bin "$BUILD/bin/gdr-rdma-test" /opt/gdr/gdr-rdma-test
 install -m 755 "$ROOTSRC/tests/rdma/run_ranks.sh" "$R/opt/gdr/run_ranks.sh"
 install -m 755 "$HERE/guest-suite.sh" "$R/opt/gdr/suite.sh"
 install -m 755 "$HERE/cc-suite.sh" "$R/opt/gdr/cc-suite.sh"
+# gdr-bench, where built, for gdr.suite=bench (it links MPI but makes no MPI call
+# with --launcher env; ldd brings the libraries it loads).
+if [ -x "$BUILD/bin/gdr-bench" ]; then
+    put_bin "$BUILD/bin/gdr-bench" /opt/gdr/gdr-bench
+    install -m 755 "$HERE/bench-suite.sh" "$R/opt/gdr/bench-suite.sh"
+fi
 install -m 755 "$HERE/init" "$R/init"
 echo "root:x:0:0:root:/root:/bin/sh" > "$R/etc/passwd"
 echo "root:x:0:" > "$R/etc/group"

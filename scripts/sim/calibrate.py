@@ -49,7 +49,7 @@ HOST_PARAMS = [
     ("link.shm_cma.latency_us", 1.0, False), ("link.shm_cma.gbps", 8.0, False), ("copy_gbps", 30.0, False),
     ("reduce_gbps", 10.0, False), ("yield_us", 0.6, False), ("lane_us", 0.2, False), ("build_us", 0.05, False),
     ("cache_bytes", 4 << 20, True),
-    ("mem.shm_gbps", 2.0, False), ("mem.shm_cma_gbps", 3.0, False), ("mem.copy_gbps", 3.0, False),
+    ("mem.shm_cma_gbps", 3.0, False), ("mem.copy_gbps", 3.0, False),
     ("mem.reduce_gbps", 3.0, False), ("far_bytes", 128 << 20, True), ("far_factor", 0.6, False),
     ("cma_mem_gbps", 12.0, False),
 ]
@@ -122,7 +122,6 @@ def host_guesses(series):
     g["mem.copy_gbps"] = rate(np1, 16 << 20, 64 << 20)
     g["mem.shm_cma_gbps"] = rate(b2, 16 << 20, 64 << 20)
     g["link.shm_cma.gbps"] = g["mem.shm_cma_gbps"] * 3
-    g["mem.shm_gbps"] = g["mem.shm_cma_gbps"] / 2
     red = rate(r2, 16 << 10, 128 << 10, band(r2, 4, 64))
     g["reduce_gbps"] = 1.0 / max(1e-3, 1.0 / red - 1.0 / g["link.shm.gbps"]) if red else 10.0
     g["mem.reduce_gbps"] = g["mem.copy_gbps"]

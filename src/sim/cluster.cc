@@ -1,5 +1,6 @@
 #include "sim/cluster.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -290,7 +291,21 @@ std::string dump(const Cluster& c) {
 
 Cluster effectiveRates(const Cluster& c, double footprint) {
   Cluster e = c;
-  if (c.device || c.cacheBytes == 0 || footprint <= static_cast<double>(c.cacheBytes)) return e;
+  if (c.device) return e;
+  double& shm = e.link[static_cast<int>(LinkClass::Shm)].gbps;
+  double& cma = e.link[static_cast<int>(LinkClass::ShmCma)].gbps;
+  // An eager message is a pipeline (the sender copies into a few slots
+  // while the receiver on another core copies out of them): beyond cache
+  // it runs at the slower of its rate in cache and a copy's from memory, not
+  // at their harmonic sum. Where ranks take turns on the cores there is no
+  // such pipeline: the receiver waits for its turn, nothing pulls the lines
+  // from under the sender, and its copy into the slots is a plain copy.
+  // mem.shm_gbps, where a file gives one, is a blend instead.
+  const bool turns = c.oversub() > 1.0 && c.yieldUs > 0 && c.shmMemGBps <= 0;
+  if (c.cacheBytes == 0 || footprint <= static_cast<double>(c.cacheBytes)) {
+    if (turns) shm = c.copyGBps;
+    return e;
+  }
   const double inCache = static_cast<double>(c.cacheBytes) / footprint;
   const bool far =
       c.farBytes > c.cacheBytes && footprint > static_cast<double>(c.farBytes) && c.farFactor > 0;
@@ -300,12 +315,13 @@ Cluster effectiveRates(const Cluster& c, double footprint) {
     const double near = 1.0 - inCache - farShare;
     return 1.0 / (inCache / cached + near / mem + farShare / (mem * c.farFactor));
   };
-  double& shm = e.link[static_cast<int>(LinkClass::Shm)].gbps;
-  double& cma = e.link[static_cast<int>(LinkClass::ShmCma)].gbps;
-  shm = blend(shm, c.shmMemGBps);
   cma = blend(cma, c.shmCmaMemGBps);
   e.copyGBps = blend(c.copyGBps, c.copyMemGBps);
   e.reduceGBps = blend(c.reduceGBps, c.reduceMemGBps);
+  if (c.shmMemGBps > 0)
+    shm = blend(shm, c.shmMemGBps);
+  else
+    shm = turns ? e.copyGBps : std::min(shm, e.copyGBps);
   return e;
 }
 

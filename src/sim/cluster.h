@@ -90,7 +90,9 @@ struct Cluster {
   double quantumUs = 4000;  // one scheduler tick at HZ=250 (a task runs out its slice to the tick)
   // Host memory rates above hold while a call's buffers (all ranks of a host
   // together) fit in cache_bytes; beyond it each byte that does not fit
-  // moves at the *_mem rate instead (a harmonic blend, see effectiveRates).
+  // moves at the *_mem rate instead (a harmonic blend, see effectiveRates;
+  // the eager shm link, a pipeline, at the slower of its rate and a copy's,
+  // or a plain copy where ranks take turns, unless mem.shm_gbps is given).
   size_t cacheBytes = 0;  // 0: no cache model
   double shmMemGBps = 0, shmCmaMemGBps = 0, copyMemGBps = 0, reduceMemGBps = 0;
   // A second, slower tier: bytes beyond far_bytes move at the *_mem rates

@@ -1,7 +1,7 @@
 // ncclGroupSimulateEnd against the model it claims to use: two communicators
 // of one process (ncclCommInitAll), groups of collectives simulated, each
-// estimate compared with gdr::sim::predict on the same cluster. Nothing may
-// run: the buffers stay as they were.
+// estimate compared with gdr::sim::predict (p2pUs, rootedUs) on the same
+// cluster. Nothing may run: the buffers stay as they were.
 //
 //   gdr-nccl-sim-test
 #include <nccl.h>
@@ -12,6 +12,7 @@
 #include <cstring>
 #include <vector>
 
+#include "sim/p2p.h"
 #include "sim/predict.h"
 #include "sim/sim_report.h"
 
@@ -89,6 +90,40 @@ int main() {
   us = simulate(&rc);
   CHECK(rc == ncclSuccess && near(us, ar + ag), "all-reduce + all-gather: %g us, model %g us", us,
         ar + ag);
+
+  // A communicator's sends and receives are one exchange, its peers doing the
+  // mirror; gather and scatter are the all-to-all-v the library runs.
+  const gdr::sim::Cluster h200 = gdr::sim::makeCluster("h200x2", "", "", 2);
+  const double p2p = gdr::sim::p2pUs(h200, 0, {{true, 1, count * 4}, {false, 1, count * 4}});
+  const double p2pTwice =
+      gdr::sim::p2pUs(h200, 0, {{true, 1, count * 4}, {true, 1, count * 4}, {false, 1, count * 4}});
+  ncclGroupStart();
+  ncclSend(a.data(), count, ncclFloat32, 1, comms[0], nullptr);
+  ncclRecv(b.data(), count, ncclFloat32, 1, comms[0], nullptr);
+  ncclSend(a.data(), count, ncclFloat32, 0, comms[1], nullptr);
+  ncclRecv(b.data(), count, ncclFloat32, 0, comms[1], nullptr);
+  us = simulate(&rc);
+  std::printf("1 MiB send + recv: %.1f us; two sends + a recv: %.1f us\n", p2p, p2pTwice);
+  CHECK(rc == ncclSuccess && near(us, p2p), "send/recv pair: rc %d, %g us, model %g us", rc, us,
+        p2p);
+  ncclGroupStart();
+  ncclSend(a.data(), count, ncclFloat32, 1, comms[0], nullptr);
+  ncclSend(a.data(), count, ncclFloat32, 1, comms[0], nullptr);
+  ncclRecv(b.data(), count, ncclFloat32, 1, comms[0], nullptr);
+  us = simulate(&rc);
+  CHECK(rc == ncclSuccess && near(us, p2pTwice) && p2pTwice > p2p,
+        "two sends: %g us, model %g (one: %g) us", us, p2pTwice, p2p);
+  for (bool gather : {true, false}) {
+    const double rooted = gdr::sim::rootedUs(h200, gather, 1, count, 4);
+    ncclGroupStart();
+    for (ncclComm_t c : comms)
+      (gather ? ncclGather : ncclScatter)(a.data(), b.data(), count, ncclFloat32, 1, c, nullptr);
+    us = simulate(&rc);
+    std::printf("1 MiB per rank %s: %.1f us\n", gather ? "gather" : "scatter", rooted);
+    CHECK(rc == ncclSuccess && near(us, rooted), "%s: %g us, model %g us",
+          gather ? "gather" : "scatter", us, rooted);
+  }
+  CHECK(b[0] == 5.0f && a[0] == 1.0f, "a simulated call ran");
 
   // GDR_SIM_CLUSTER picks the cluster; a bad one is the caller's error and
   // still closes the group.

@@ -284,28 +284,32 @@ ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, nc
 
 ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                         ncclComm_t comm, cudaStream_t stream) {
-  return enqueue("ncclGather", comm, SimCall{}, [=](Comm& c) {
+  const SimCall sim = simOther(SimShape::Gather, count, datatype, root);
+  return enqueue("ncclGather", comm, sim, [=](Comm& c) {
     rootedExchange(c, sendbuff, recvbuff, count, datatype, root, true, stream);
   });
 }
 
 ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
                          ncclComm_t comm, cudaStream_t stream) {
-  return enqueue("ncclScatter", comm, SimCall{}, [=](Comm& c) {
+  const SimCall sim = simOther(SimShape::Scatter, count, datatype, root);
+  return enqueue("ncclScatter", comm, sim, [=](Comm& c) {
     rootedExchange(c, sendbuff, recvbuff, count, datatype, root, false, stream);
   });
 }
 
 ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
-  return enqueue("ncclSend", comm, SimCall{}, [=](Comm& c) {
+  const SimCall sim = simOther(SimShape::Send, count, datatype, peer);
+  return enqueue("ncclSend", comm, sim, [=](Comm& c) {
     checkGdr(gdrSend(sendbuff, count, toGdrType(datatype), peer, c.gdr, toGdr(stream)), c.gdr);
   });
 }
 
 ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
-  return enqueue("ncclRecv", comm, SimCall{}, [=](Comm& c) {
+  const SimCall sim = simOther(SimShape::Recv, count, datatype, peer);
+  return enqueue("ncclRecv", comm, sim, [=](Comm& c) {
     checkGdr(gdrRecv(recvbuff, count, toGdrType(datatype), peer, c.gdr, toGdr(stream)), c.gdr);
   });
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/params.h"
+#include "sim/p2p.h"
 #include "sim/predict.h"
 #include "sim/sim_report.h"
 
@@ -15,6 +16,7 @@ namespace {
 struct Note {
   const Comm* comm;
   int nranks;
+  int rank;
   SimCall call;
 };
 
@@ -26,7 +28,7 @@ constexpr const char* kDefaultCluster = "h200x2";
 }  // namespace
 
 void groupNoteSim(const Comm& comm, const SimCall& call) {
-  if (call.priced) tNotes.push_back(Note{&comm, comm.nranks, call});
+  if (call.priced) tNotes.push_back(Note{&comm, comm.nranks, comm.rank, call});
 }
 
 void groupClearSim() { tNotes.clear(); }
@@ -35,30 +37,51 @@ float groupSimulatedUs() {
   std::string name = param::getString("GDR_SIM_CLUSTER");
   if (name.empty()) name = kDefaultCluster;
   // The estimate per communicator, in order of first note (a group holds a
-  // handful: a linear search is enough).
-  std::vector<std::pair<const void*, double>> perComm;
+  // handful: a linear search is enough), with its sends and receives.
+  struct PerComm {
+    const void* comm;
+    const sim::Cluster* cluster;
+    int rank;
+    double us;
+    std::vector<sim::P2pOp> p2p;
+  };
+  std::vector<PerComm> perComm;
   std::map<int, sim::Cluster> clusters;  // by rank count
   for (const Note& n : tNotes) {
     if (n.nranks < 2) continue;  // one rank: a local copy at most
     auto it = clusters.find(n.nranks);
     if (it == clusters.end())
       it = clusters.emplace(n.nranks, sim::makeCluster(name, "", "", n.nranks)).first;
+    auto c = std::find_if(perComm.begin(), perComm.end(),
+                          [&](const PerComm& pc) { return pc.comm == n.comm; });
+    if (c == perComm.end())
+      c = perComm.insert(perComm.end(), PerComm{n.comm, &it->second, n.rank, 0, {}});
+    const size_t elemBytes = typeBytes(n.call.type);
+    switch (n.call.shape) {
+      case SimShape::Send:
+      case SimShape::Recv:
+        c->p2p.push_back(
+            sim::P2pOp{n.call.shape == SimShape::Send, n.call.root, n.call.count * elemBytes});
+        continue;
+      case SimShape::Gather:
+      case SimShape::Scatter:
+        c->us += sim::rootedUs(it->second, n.call.shape == SimShape::Gather, n.call.root,
+                               n.call.count, elemBytes);
+        continue;
+      case SimShape::Coll:
+        break;
+    }
     sim::Query q;
     q.kind = n.call.kind;
-    q.elemBytes = typeBytes(n.call.type);
+    q.elemBytes = elemBytes;
     const bool perRank = traitsOf(q.kind).layout != Layout::Whole;
     q.bytes = n.call.count * q.elemBytes * (perRank ? static_cast<size_t>(n.nranks) : 1);
     q.root = n.call.root;
-    const double us = sim::predict(it->second, q).timeUs;
-    auto c = std::find_if(perComm.begin(), perComm.end(),
-                          [&](const auto& kv) { return kv.first == n.comm; });
-    if (c == perComm.end())
-      perComm.emplace_back(n.comm, us);
-    else
-      c->second += us;
+    c->us += sim::predict(it->second, q).timeUs;
   }
   double worst = 0;
-  for (const auto& kv : perComm) worst = std::max(worst, kv.second);
+  for (const PerComm& pc : perComm)
+    worst = std::max(worst, pc.us + sim::p2pUs(*pc.cluster, pc.rank, pc.p2p));
   return static_cast<float>(worst);
 }
 
