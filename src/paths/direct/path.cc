@@ -26,6 +26,9 @@
 #include "device/device_reduce.h"
 #include "paths/staged/driver.h"
 #include "progress/progress_engine.h"
+#if GDR_HAVE_IB
+#include "transport/ib/user_ranges.h"
+#endif
 #endif
 
 namespace gdr::paths::direct {
@@ -133,6 +136,7 @@ class DirectContext final : public PathState, public AsyncDriver {
     engine_.reset();  // runs what is queued (each under its deadline), joins
     comm_.status().device().detach();
     if (lastOp_) cudaEventDestroy(lastOp_);
+    unlistScratch();  // the caches drop its registrations before it is freed
     for (char* p : scratch_) cudaFree(p);
     cudaFreeHost(words_);
   }
@@ -150,17 +154,27 @@ class DirectContext final : public PathState, public AsyncDriver {
   void waitIdle() { engine_->waitIdle(); }
   size_t chunkBytes() const { return chunkBytes_; }
 
-  // A device scratch of at least `bytes`. Older ones stay until the end: a
-  // queued operation may still use one, and cudaFree can synchronize.
+  // A device scratch of at least `bytes`, one per communicator, grown when
+  // needed. The path vouches for it (UserRanges, as for gdrMemAlloc), so
+  // the endpoints' registration caches keep its registration from one
+  // operation to the next instead of registering it at each. Older ones
+  // stay allocated until the end (a queued kernel may still read one, and
+  // cudaFree can synchronize) but leave the list, which drops their
+  // registrations (an operation still holding one keeps it to its end).
   char* scratch(size_t bytes) {
     if (!bytes) return nullptr;
     if (scratch_.empty() || scratchBytes_ < bytes) {
       staged::RelaxedCapture relaxed;
+      bytes = std::max(bytes, 2 * scratchBytes_);  // few regrowths
       char* p = nullptr;
       checkCuda(cudaMalloc(reinterpret_cast<void**>(&p), bytes),
                 "cudaMalloc (GPUDirect path scratch)");
+      unlistScratch();
       scratch_.push_back(p);
       scratchBytes_ = bytes;
+#if GDR_HAVE_IB
+      scratchRange_ = transport::ib::UserRanges::instance().add(p, bytes);
+#endif
     }
     return scratch_.back();
   }
@@ -268,6 +282,12 @@ class DirectContext final : public PathState, public AsyncDriver {
   using Phases = std::shared_ptr<const std::vector<Phase>>;
   void runHostOrder(const Plan& plan, const Phases& phases, cudaStream_t s);
   void runFlags(std::shared_ptr<const Plan> plan, const Phases& phases, cudaStream_t s);
+  void unlistScratch() {
+#if GDR_HAVE_IB
+    if (scratchRange_) transport::ib::UserRanges::instance().remove(scratchRange_);
+#endif
+    scratchRange_ = 0;
+  }
   CUdeviceptr wordAt(size_t w) const { return wordsDev_ + w * sizeof(uint32_t); }
   void countDone() { __atomic_fetch_add(&boardWords_.done, 1u, __ATOMIC_RELEASE); }
 
@@ -281,6 +301,7 @@ class DirectContext final : public PathState, public AsyncDriver {
   std::mutex enqueueMu_;
   std::vector<char*> scratch_;
   size_t scratchBytes_ = 0;
+  uint64_t scratchRange_ = 0;  // the newest scratch in UserRanges (0: none)
   // The last operation's end on its stream: the next one, on another
   // stream, waits for it (the scratch is shared).
   cudaEvent_t lastOp_ = nullptr;
