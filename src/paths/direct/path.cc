@@ -400,6 +400,13 @@ void DirectContext::enqueue(std::shared_ptr<const Plan> plan, cudaStream_t s,
   auto ph = std::make_shared<std::vector<Phase>>(plan->phases);
   if (ph->empty()) ph->push_back(Phase{plan->msgs, {}});
   const Phases phases = ph;
+  // Every phase holds a ring slot until the stream reaches it, after this
+  // call: more than the ring has would wait for themselves.
+  if (!hostOrder_ && phases->size() > kRing / 2)
+    throw InvalidUsage(
+        strprintf("%s needs %zu phases, more than GDR_DIRECT_ORDER=flags can queue (%zu): raise "
+                  "GDR_CHUNK_BYTES, or use GDR_DIRECT_ORDER=host",
+                  plan->what.c_str(), phases->size(), kRing / 2));
   comm_.status().device().launched(board.sig, board.p2p, board.peer);
   lastStream_ = s;
   anyOp_ = true;
