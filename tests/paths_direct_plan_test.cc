@@ -90,41 +90,45 @@ TEST(DirectPlan, ExchangesPairUpAndFillTheOutput) {
   }
 }
 
+// One-shot reductions: reduce at any rank count, all-reduce and
+// reduce-scatter at two ranks (beyond, the ring: paths_direct_ring_test.cc).
 TEST(DirectPlan, ReductionsReadEveryRankInRankOrder) {
-  const int n = 4;
-  const size_t count = 5, B = count * 4;
-  std::vector<Bufs> bufs(n);
-  for (auto& b : bufs) {
-    b.in.resize(n * B);
-    b.out.resize(n * B);
-    b.scratch.resize(n * B);
-  }
-  for (CollKind k : {CollKind::AllReduce, CollKind::ReduceScatter, CollKind::Reduce}) {
-    std::vector<Plan> plans;
-    const int root = 2;
-    for (int r = 0; r < n; ++r) {
-      CollCall c = callOf(k, bufs[r], count, root);
-      const size_t need = scratchBytes(c, r, n);
-      EXPECT_EQ(need, k == CollKind::Reduce && r != root ? 0u : (n - 1) * B);
-      plans.push_back(planCollective(c, r, n, bufs[r].scratch.data()));
+  for (int n : {2, 4}) {
+    const size_t count = 5, B = count * 4;
+    std::vector<Bufs> bufs(n);
+    for (auto& b : bufs) {
+      b.in.resize(n * B);
+      b.out.resize(n * B);
+      b.scratch.resize(n * B);
     }
-    checkPairs(plans);
-    for (int r = 0; r < n; ++r) {
-      const Plan& p = plans[r];
-      const bool owns = k != CollKind::Reduce || r == root;
-      ASSERT_EQ(p.reduces, owns) << collName(k) << " rank " << r;
-      if (!owns) continue;
-      ASSERT_EQ(p.reduction.srcs.size(), static_cast<size_t>(n));
-      const char* mine = bufs[r].in.data() + (k == CollKind::ReduceScatter ? r * B : 0);
-      EXPECT_EQ(p.reduction.srcs[r], mine);
-      // Rank q's contribution lands where the plan reads it: the receive
-      // from q writes srcs[q].
-      for (const Msg& m : p.msgs)
-        if (!m.isSend) {
-          EXPECT_EQ(p.reduction.srcs[m.peer], m.buf) << collName(k) << " from " << m.peer;
-        }
-      EXPECT_EQ(p.reduction.dst, bufs[r].out.data());
-      EXPECT_EQ(p.reduction.count, count);
+    for (CollKind k : {CollKind::AllReduce, CollKind::ReduceScatter, CollKind::Reduce}) {
+      if (n > 2 && k != CollKind::Reduce) continue;
+      std::vector<Plan> plans;
+      const int root = n - 1;
+      for (int r = 0; r < n; ++r) {
+        CollCall c = callOf(k, bufs[r], count, root);
+        const size_t need = scratchBytes(c, r, n);
+        EXPECT_EQ(need, k == CollKind::Reduce && r != root ? 0u : (n - 1) * B);
+        plans.push_back(planCollective(c, r, n, bufs[r].scratch.data()));
+      }
+      checkPairs(plans);
+      for (int r = 0; r < n; ++r) {
+        const Plan& p = plans[r];
+        const bool owns = k != CollKind::Reduce || r == root;
+        ASSERT_EQ(p.reduces, owns) << collName(k) << " rank " << r;
+        if (!owns) continue;
+        ASSERT_EQ(p.reduction.srcs.size(), static_cast<size_t>(n));
+        const char* mine = bufs[r].in.data() + (k == CollKind::ReduceScatter ? r * B : 0);
+        EXPECT_EQ(p.reduction.srcs[r], mine);
+        // Rank q's contribution lands where the plan reads it: the receive
+        // from q writes srcs[q].
+        for (const Msg& m : p.msgs)
+          if (!m.isSend) {
+            EXPECT_EQ(p.reduction.srcs[m.peer], m.buf) << collName(k) << " from " << m.peer;
+          }
+        EXPECT_EQ(p.reduction.dst, bufs[r].out.data());
+        EXPECT_EQ(p.reduction.count, count);
+      }
     }
   }
 }

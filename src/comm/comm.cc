@@ -90,8 +90,9 @@ void Communicator::start(std::unique_ptr<boot::Bootstrap> boot) {
 
 // The paths' state goes with the members (see comm.h), first of all.
 Communicator::~Communicator() {
-  // The staged path first: its progress thread may still drive the
-  // endpoints (its queued jobs fail fast after an abort or a revoke).
+  // The device paths first: their progress threads may still drive the
+  // endpoints (their queued jobs fail fast after an abort or a revoke).
+  directPath_.reset();
   stagedPath_.reset();
   if (abortRequested_.load(std::memory_order_acquire)) abortAll();
   if (revokeRequested_.load()) applyRevoke();

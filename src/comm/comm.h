@@ -141,6 +141,9 @@ class Communicator : public coll::Links {
   void applyRevoke() noexcept;
   // The revoke itself, on the thread driving the endpoints.
   void revokeHere() noexcept;
+  // An AsyncDriver's thread failed (code, text): the revoke it was handed
+  // when one was requested, else the failure.
+  void driverFailed(gdrResult_t code, const std::string& text) noexcept;
   bool revokeRequested() const { return revokeRequested_.load(); }
   // Registered by the path that owns the driver, cleared before it goes.
   void setAsyncDriver(AsyncDriver* d) noexcept { asyncDriver_.store(d); }

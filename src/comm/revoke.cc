@@ -24,4 +24,11 @@ void Communicator::revokeHere() noexcept {
   fail(gdrRemoteError, strprintf("the communicator was revoked (gdrCommRevoke on rank %d)", rank_));
 }
 
+void Communicator::driverFailed(gdrResult_t code, const std::string& text) noexcept {
+  if (revokeRequested())
+    revokeHere();
+  else
+    fail(code, text);
+}
+
 }  // namespace gdr

@@ -17,6 +17,12 @@
 // communicator reports gdrRemoteError, every later call fails fast, and the
 // peer learns of the revoke. np 1: a revoked one-rank communicator refuses
 // device work at once.
+// The GPUDirect path (two host ids, verbs over the software NIC): an
+// all-reduce whose peer joins late shows as in flight with its network part
+// waiting for that peer, one behind a spinning kernel as waiting for the
+// stream, then as done; a revoke from a watchdog thread while the call
+// waits for the late peer, and while it waits for a held stream, frees the
+// call, the stream and the peer, as on the staged path.
 //
 // Usage: gdr-gpu-device-board [--only NAME]. Prints "case NAME ok" or
 // "case NAME FAILED: why" per case and a total; exit 0 when all pass, 77
@@ -30,6 +36,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -104,8 +111,17 @@ void separateHosts(int rank) {
   setenv("GDR_HOST_ID", ("board-host-" + std::to_string(rank)).c_str(), 1);
 }
 
+// Which device path a case runs: cuda_ipc (one host), staged (two host
+// ids), GPUDirect (two host ids, verbs over the software NIC).
+enum class Path { Ipc, Staged, Direct };
+
 // Runs `body` on `n` forked ranks; "" when every rank passed its checks.
-std::string runCase(int n, bool staged, const Body& body) {
+std::string runCase(int n, Path path, const Body& body) {
+  gdrtest::Env env = {{"GDR_TIMEOUT_MS", std::to_string(kTimeoutMs)}, {"GDR_STATUS", "1"}};
+  if (path == Path::Direct) {
+    env.push_back({"GDR_TRANSPORT", "ib"});
+    env.push_back({"GDR_IB_PROVIDER", "softnic"});
+  }
   auto exits = gdrtest::runRanks(
       n,
       [&](int rank, int, gdrComm_t comm) {
@@ -115,8 +131,7 @@ std::string runCase(int n, bool staged, const Body& body) {
         _exit(gdrtest::childFailures() ? 1 : 0);
         return 0;
       },
-      {{"GDR_TIMEOUT_MS", std::to_string(kTimeoutMs)}, {"GDR_STATUS", "1"}}, 60,
-      staged ? std::function<void(int)>(separateHosts) : nullptr);
+      env, 60, path != Path::Ipc ? std::function<void(int)>(separateHosts) : nullptr);
   std::string why;
   for (int r = 0; r < n; ++r) {
     if (exits[r].code == kNoDevice) return "no CUDA device";
@@ -354,6 +369,99 @@ void revokeWhileStreamHeld(int rank, gdrComm_t comm, const Dev& d) {
   }
 }
 
+// ---- the GPUDirect path -------------------------------------------------------
+
+// Reads the board from another thread while this one is inside a call (host
+// order: the call returns once its network part is done).
+class Watcher {
+ public:
+  explicit Watcher(int afterMs)
+      : t_([this, afterMs] {
+          sleepMs(afterMs);
+          text_ = board();
+        }) {}
+  std::string text() {
+    t_.join();
+    return text_;
+  }
+
+ private:
+  std::string text_;
+  std::thread t_;
+};
+
+void boardDirect(int rank, gdrComm_t comm, const Dev& d) {
+  warmUp(rank, comm, d);
+  // Rank 1 joins late: rank 0's network part waits for it.
+  if (rank == 1) sleepMs(1200);
+  std::unique_ptr<Watcher> w(rank == 0 ? new Watcher(400) : nullptr);
+  CHILD_CHECK(gdrAllReduce(d.in, d.out, kCount, gdrFloat32, gdrSum, comm, d.s) == gdrSuccess,
+              "all-reduce: %s", gdrGetLastError(comm));
+  if (w) {
+    const std::string t = w->text();
+    CHILD_CHECK(has(t,
+                    "device-inflight seq=2 coll=allreduce dtype=float32 op=sum count=262144 "
+                    "path=direct ") &&
+                    has(t, "\ninflight ") && has(t, " peer=1 "),
+                "the all-reduce's wait for rank 1 is not on the board:\n%s", t.c_str());
+    CHILD_CHECK(has(t, "device-done seq=1 coll=allreduce"), "the warm-up is not done:\n%s",
+                t.c_str());
+  }
+  CHILD_CHECK(drains(d.s, 20000), "rank %d: the all-reduce never finished", rank);
+  const std::string after = board();
+  CHILD_CHECK(!has(after, "device-inflight") && has(after, "device-done seq=2 coll=allreduce"),
+              "rank %d: not done:\n%s", rank, after.c_str());
+  // Rank 0's next all-reduce sits behind a spinning kernel: the call waits
+  // for its stream.
+  if (rank == 0) {
+    CHILD_CHECK(spinFor(d, 900) == cudaSuccess, "spin kernel");
+    w.reset(new Watcher(400));
+  }
+  CHILD_CHECK(gdrAllReduce(d.in, d.out, kCount, gdrFloat32, gdrSum, comm, d.s) == gdrSuccess,
+              "all-reduce: %s", gdrGetLastError(comm));
+  if (w) {
+    const std::string t = w->text();
+    CHILD_CHECK(has(t,
+                    "device-inflight seq=3 coll=allreduce dtype=float32 op=sum count=262144 "
+                    "path=direct peer=-1 waits=stream:0 "),
+                "the wait for the stream is not on the board:\n%s", t.c_str());
+  }
+  CHILD_CHECK(drains(d.s, 20000), "rank %d: the all-reduce never finished", rank);
+  CHILD_CHECK(gdrBarrier(comm, nullptr) == gdrSuccess, "barrier: %s", gdrGetLastError(comm));
+  gdrCommDestroy(comm);
+}
+
+// Rank 0's call waits for rank 1 (late) or for its own stream (held by a
+// spinning kernel) when a watchdog thread revokes.
+Body revokeDirect(bool streamHeld) {
+  return [streamHeld](int rank, gdrComm_t comm, const Dev& d) {
+    warmUp(rank, comm, d);
+    if (rank == 1) {
+      sleepMs(streamHeld ? 100 : 300);
+      gdrAllReduce(d.in, d.out, kCount, gdrFloat32, gdrSum, comm, d.s);  // may fail: revoked
+      peerSeesRevoke(comm, d);
+      gdrCommDestroy(comm);
+      return;
+    }
+    if (streamHeld) CHILD_CHECK(spinFor(d, 600) == cudaSuccess, "spin kernel");
+    std::thread watchdog([&] {
+      sleepMs(50);
+      CHILD_CHECK(gdrCommRevoke(comm) == gdrSuccess, "revoke from the watchdog");
+    });
+    const auto t0 = Clock::now();
+    gdrResult_t r = gdrAllReduce(d.in, d.out, kCount, gdrFloat32, gdrSum, comm, d.s);
+    const double took = msSince(t0);
+    watchdog.join();
+    CHILD_CHECK(r != gdrSuccess, "the all-reduce succeeded across a revoke");
+    CHILD_CHECK(took < 2000, "the all-reduce returned after %.0f ms", took);
+    std::fprintf(stderr, "[rank 0] the call returned %.0f ms after it began: %s\n", took,
+                 gdrGetLastError(comm));
+    afterRevoke(comm, d, t0, 3000);
+    linger();
+    CHILD_CHECK(gdrCommDestroy(comm) == gdrSuccess, "destroy");
+  };
+}
+
 void revokeOneRank(int, gdrComm_t comm, const Dev& d) {
   CHILD_CHECK(gdrAllReduce(d.in, d.out, kCount, gdrFloat32, gdrSum, comm, d.s) == gdrSuccess,
               "all-reduce");
@@ -382,24 +490,27 @@ int main(int argc, char** argv) {
   struct Case {
     std::string name;
     int n;
-    bool staged;
+    Path path;
     Body body;
   };
   std::vector<Case> cases = {
-      {"board_cuda_ipc_np2", 2, false, boardIpc},
-      {"board_staged_np2", 2, true, boardStaged},
-      {"revoke_one_rank_np1", 1, false, revokeOneRank},
-      {"revoke_staged_watchdog_np2", 2, true, revokeFromWatchdog},
-      {"revoke_staged_stream_held_np2", 2, true, revokeWhileStreamHeld},
+      {"board_cuda_ipc_np2", 2, Path::Ipc, boardIpc},
+      {"board_staged_np2", 2, Path::Staged, boardStaged},
+      {"revoke_one_rank_np1", 1, Path::Ipc, revokeOneRank},
+      {"revoke_staged_watchdog_np2", 2, Path::Staged, revokeFromWatchdog},
+      {"revoke_staged_stream_held_np2", 2, Path::Staged, revokeWhileStreamHeld},
+      {"board_direct_np2", 2, Path::Direct, boardDirect},
+      {"revoke_direct_watchdog_np2", 2, Path::Direct, revokeDirect(false)},
+      {"revoke_direct_stream_held_np2", 2, Path::Direct, revokeDirect(true)},
   };
   for (int ms : {0, 1, 5, 30, 150})
-    cases.push_back({"revoke_staged_after_calls_" + std::to_string(ms) + "ms_np2", 2, true,
+    cases.push_back({"revoke_staged_after_calls_" + std::to_string(ms) + "ms_np2", 2, Path::Staged,
                      revokeAfterCalls(ms)});
   int run = 0, failed = 0;
   for (const Case& c : cases) {
     if (!only.empty() && c.name.find(only) == std::string::npos) continue;
     const auto t0 = Clock::now();
-    const std::string why = runCase(c.n, c.staged, c.body);
+    const std::string why = runCase(c.n, c.path, c.body);
     if (why == "no CUDA device") {
       std::printf("skipped: no CUDA device\n");
       return kNoDevice;

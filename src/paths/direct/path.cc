@@ -1,5 +1,6 @@
 #include "paths/direct/path.h"
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -17,11 +18,17 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include "comm/device_ops.h"
+#include "comm/status_report.h"
 #include "core/cuda.h"
+#include "core/op_sig.h"
 #include "core/thread_affinity.h"
 #include "device/device_reduce.h"
 #include "paths/staged/driver.h"
 #include "progress/progress_engine.h"
+#if GDR_HAVE_IB
+#include "transport/ib/user_ranges.h"
+#endif
 #endif
 
 namespace gdr::paths::direct {
@@ -67,7 +74,20 @@ bool needsFlush(int dev) {
          (options & cudaFlushGPUDirectRDMAWritesOptionHost);
 }
 
-class DirectContext final : public PathState {
+// How an operation shows on the status board (comm/device_ops.h).
+struct OnBoard {
+  OpSig sig;
+  status::P2P p2p = status::P2P::None;
+  int peer = -1;
+};
+
+// The path's progress thread is the only thread that drives the endpoints
+// while the path's work runs, in both orders: host order hands it each
+// network part and waits for it. So it is the communicator's AsyncDriver: a
+// revoke requested meanwhile is applied there (takeRevoke), and every wait
+// there stops on Communicator::stopCode() (a revoke or an abort requested
+// elsewhere), as on the staged path.
+class DirectContext final : public PathState, public AsyncDriver {
  public:
   explicit DirectContext(Communicator& comm) : comm_(comm) {
     staged::RelaxedCapture relaxed;
@@ -75,6 +95,8 @@ class DirectContext final : public PathState {
     if (order != "flags" && order != "host")
       throw InvalidArgument("GDR_DIRECT_ORDER=" + order + " is not flags or host");
     hostOrder_ = order == "host";
+    timeoutMs_ = comm.config().timeoutMs;
+    if (comm.config().chunkBytes > 0) chunkBytes_ = static_cast<size_t>(comm.config().chunkBytes);
     checkCuda(cudaHostAlloc(reinterpret_cast<void**>(&words_), 2 * kRing * sizeof(uint32_t),
                             cudaHostAllocMapped | cudaHostAllocPortable),
               "cudaHostAlloc (flag words) (GPUDirect path)");
@@ -87,8 +109,11 @@ class DirectContext final : public PathState {
     progress::EngineConfig cfg;
     cfg.timeoutMs = comm.config().timeoutMs;
     cfg.ringSlots = kRing;
-    cfg.onError = [this](gdrResult_t code, const std::string& text) { comm_.fail(code, text); };
-    cfg.asyncError = [this] { return comm_.asyncError(); };
+    // A revoke's notice goes out from this thread (takeRevoke).
+    cfg.onError = [this](gdrResult_t code, const std::string& text) {
+      comm_.driverFailed(code, text);
+    };
+    cfg.asyncError = [this] { return comm_.stopCode(); };
     const int device = comm.device();
     cfg.onThreadStart = [device] {
       widenHelperAffinity("GPUDirect-path progress thread");
@@ -97,44 +122,73 @@ class DirectContext final : public PathState {
     engine_ = std::make_unique<progress::Engine>(cfg, words_, 2 * kRing);
     checkCuda(cudaEventCreateWithFlags(&lastOp_, cudaEventDisableTiming),
               "cudaEventCreate (GPUDirect path)");
+    comm.status().device().attach(&boardWords_, "direct");
+    comm.setAsyncDriver(this);
     GDR_INFO(kColl, "GPUDirect path: progress thread started, order by %s%s",
              hostOrder_ ? "the calling thread (GDR_DIRECT_ORDER=host)" : "stream flags",
              flush_ ? ", received data flushed before kernels read it" : "");
   }
 
   ~DirectContext() {
+    // Only this context's own thread can still use the communicator: it
+    // applies a revoke itself from now on.
+    comm_.setAsyncDriver(nullptr);
     engine_.reset();  // runs what is queued (each under its deadline), joins
+    comm_.status().device().detach();
     if (lastOp_) cudaEventDestroy(lastOp_);
+    unlistScratch();  // the caches drop its registrations before it is freed
     for (char* p : scratch_) cudaFree(p);
     cudaFreeHost(words_);
   }
 
-  void waitIdle() { engine_->waitIdle(); }
+  // A revoke requested while this context exists: the progress thread
+  // applies it (an empty job: the thread sees the request and fails, and
+  // the engine's onError tells the peers).
+  void takeRevoke() noexcept override {
+    try {
+      engine_->push(progress::Job{"a revoke of the communicator", nullptr});
+    } catch (...) {
+    }
+  }
 
-  // A device scratch of at least `bytes`. Older ones stay until the end: a
-  // queued operation may still use one, and cudaFree can synchronize.
+  void waitIdle() { engine_->waitIdle(); }
+  size_t chunkBytes() const { return chunkBytes_; }
+
+  // A device scratch of at least `bytes`, one per communicator, grown when
+  // needed. The path vouches for it (UserRanges, as for gdrMemAlloc), so
+  // the endpoints' registration caches keep its registration from one
+  // operation to the next instead of registering it at each. Older ones
+  // stay allocated until the end (a queued kernel may still read one, and
+  // cudaFree can synchronize) but leave the list, which drops their
+  // registrations (an operation still holding one keeps it to its end).
   char* scratch(size_t bytes) {
     if (!bytes) return nullptr;
     if (scratch_.empty() || scratchBytes_ < bytes) {
       staged::RelaxedCapture relaxed;
+      bytes = std::max(bytes, 2 * scratchBytes_);  // few regrowths
       char* p = nullptr;
       checkCuda(cudaMalloc(reinterpret_cast<void**>(&p), bytes),
                 "cudaMalloc (GPUDirect path scratch)");
+      unlistScratch();
       scratch_.push_back(p);
       scratchBytes_ = bytes;
+#if GDR_HAVE_IB
+      scratchRange_ = transport::ib::UserRanges::instance().add(p, bytes);
+#endif
     }
     return scratch_.back();
   }
 
-  void enqueue(std::shared_ptr<const Plan> plan, cudaStream_t s);
+  void enqueue(std::shared_ptr<const Plan> plan, cudaStream_t s, const OnBoard& board);
 
  private:
-  // The network part of one operation, on the progress thread.
-  void network(const Plan& plan) {
-    std::vector<P2PCall> reqs(plan.msgs.size());
+  // The network part of one phase, on the progress thread. `last`: the
+  // operation's last phase (it counts the operation).
+  void network(const std::vector<Msg>& msgs, bool last) {
+    std::vector<P2PCall> reqs(msgs.size());
     bool receives = false;
     for (size_t i = 0; i < reqs.size(); ++i) {
-      const Msg& m = plan.msgs[i];
+      const Msg& m = msgs[i];
       reqs[i].isSend = m.isSend;
       reqs[i].sendBuf = m.buf;
       reqs[i].recvBuf = m.buf;
@@ -143,13 +197,14 @@ class DirectContext final : public PathState {
       reqs[i].peer = m.peer;
       receives |= !m.isSend && m.bytes;
     }
-    p2pRunBatch(comm_, reqs);
+    if (!reqs.empty()) p2pRunBatch(comm_, reqs);
     if (flush_ && receives)
       checkCuda(cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTargetCurrentDevice,
                                                    cudaFlushGPUDirectRDMAWritesToOwner),
                 "cudaDeviceFlushGPUDirectRDMAWrites (GPUDirect path)");
-    gOps.fetch_add(1);
+    if (last) gOps.fetch_add(1);
   }
+  // One-shot: every rank's block in one kernel (more sources fold in).
   void reduce(const Plan& plan, cudaStream_t s) {
     const Reduction& r = plan.reduction;
     const int n = static_cast<int>(r.srcs.size());
@@ -166,25 +221,165 @@ class DirectContext final : public PathState {
                 "launching the reduction kernel (GPUDirect path)");
     }
   }
+  // A phase's local work, on the caller's stream.
+  void local(const std::vector<LocalOp>& ops, cudaStream_t s) {
+    for (const LocalOp& o : ops) {
+      if (!o.count) continue;
+      if (o.isCopy) {
+        checkCuda(cudaMemcpyAsync(o.dst, o.srcs[0], o.count * typeSize(o.type),
+                                  cudaMemcpyDeviceToDevice, s),
+                  "cudaMemcpyAsync (GPUDirect path)");
+        continue;
+      }
+      const void* srcs[2] = {o.srcs[0], o.srcs[1]};
+      checkCuda(dev::launchReduce(o.dst, srcs, o.nsrc, o.count, o.type, o.op, o.avgDivisor, s),
+                "launching the reduction kernel (GPUDirect path)");
+    }
+  }
+  // Host order: waits (bounded, and stopped by a revoke or an abort) until
+  // the stream reached this point; the board says so meanwhile.
+  void waitForStream(cudaStream_t s, const Plan& plan) {
+    if (cudaStreamQuery(s) == cudaSuccess) return;
+    __atomic_store_n(&boardWords_.stage, 1u, __ATOMIC_RELAXED);
+    struct Clear {
+      uint32_t* w;
+      ~Clear() { __atomic_store_n(w, 0u, __ATOMIC_RELAXED); }
+    } clear{&boardWords_.stage};
+    cudaError_t e = cudaSuccess;
+    progress::pollUntil(
+        [&] {
+          e = cudaStreamQuery(s);
+          return e != cudaErrorNotReady;
+        },
+        progress::Deadline::in(timeoutMs_),
+        [&] {
+          return "for the caller's stream to reach " + plan.what +
+                 " (work queued before it never finished; GDR_DIRECT_ORDER=host)";
+        },
+        [this] { return comm_.stopCode(); });
+    checkCuda(e, "cudaStreamQuery (GPUDirect path, GDR_DIRECT_ORDER=host)");
+  }
+  // Host order: the progress thread runs phase i's network part; this
+  // thread waits for it (the engine's deadline) and then for the verdict.
+  // The job holds what it reads: a wait that times out leaves it running.
+  void onThread(const Plan& plan, std::shared_ptr<const std::vector<Phase>> phases, size_t i) {
+    engine_->push(progress::Job{
+        plan.what, [this, phases, i](const Deadline&) { network((*phases)[i].msgs, false); }});
+    engine_->waitIdle();
+    comm_.throwIfFailed();
+  }
+  // A failure on this thread, told to the peers by the progress thread
+  // (the only one that touches the endpoints while this path exists).
+  void failOnThread(const Error& e, const std::string& what) {
+    const gdrResult_t code = e.code();
+    const std::string text = what + ": " + e.what();
+    try {
+      engine_->push(
+          progress::Job{what, [code, text](const Deadline&) { throw Error(code, text); }});
+    } catch (...) {
+    }
+  }
+  using Phases = std::shared_ptr<const std::vector<Phase>>;
+  void runHostOrder(const Plan& plan, const Phases& phases, cudaStream_t s);
+  void runFlags(std::shared_ptr<const Plan> plan, const Phases& phases, cudaStream_t s);
+  void unlistScratch() {
+#if GDR_HAVE_IB
+    if (scratchRange_) transport::ib::UserRanges::instance().remove(scratchRange_);
+#endif
+    scratchRange_ = 0;
+  }
   CUdeviceptr wordAt(size_t w) const { return wordsDev_ + w * sizeof(uint32_t); }
+  void countDone() { __atomic_fetch_add(&boardWords_.done, 1u, __ATOMIC_RELEASE); }
 
   Communicator& comm_;
   bool hostOrder_ = false;
   bool flush_ = false;
+  int64_t timeoutMs_ = 0;
+  size_t chunkBytes_ = 0;      // GDR_CHUNK_BYTES: the ring's pipelining unit (0: none)
   uint32_t* words_ = nullptr;  // host-mapped: the engine's [start, done] per ring slot
   CUdeviceptr wordsDev_ = 0;
   std::mutex enqueueMu_;
   std::vector<char*> scratch_;
   size_t scratchBytes_ = 0;
+  uint64_t scratchRange_ = 0;  // the newest scratch in UserRanges (0: none)
   // The last operation's end on its stream: the next one, on another
   // stream, waits for it (the scratch is shared).
   cudaEvent_t lastOp_ = nullptr;
   cudaStream_t lastStream_ = nullptr;
   bool anyOp_ = false;
+  // The status board's words (comm/device_ops.h): one completion per
+  // operation once its network part ended (either order), and the wait for
+  // the caller's stream in host order.
+  DeviceWords boardWords_{};
   std::unique_ptr<progress::Engine> engine_;
 };
 
-void DirectContext::enqueue(std::shared_ptr<const Plan> plan, cudaStream_t s) {
+// The calling thread waits for its stream before each phase's network part
+// (run by the progress thread), then queues the phase's local work: no
+// stream wait is ever pending while the transport makes its own CUDA
+// copies.
+void DirectContext::runHostOrder(const Plan& plan, const Phases& phases, cudaStream_t s) {
+  struct Done {  // the operation ends, done or failed
+    DirectContext* c;
+    ~Done() { c->countDone(); }
+  } done{this};
+  try {
+    for (size_t i = 0; i < phases->size(); ++i) {
+      if (!(*phases)[i].msgs.empty()) {
+        waitForStream(s, plan);
+        comm_.throwIfFailed();
+        onThread(plan, phases, i);
+      }
+      local((*phases)[i].ops, s);
+    }
+    if (plan.reduces) reduce(plan, s);
+    gOps.fetch_add(1);
+    checkCuda(cudaEventRecord(lastOp_, s), "cudaEventRecord (GPUDirect path)");
+  } catch (const Error& e) {
+    // The peers learn of it (a timeout or a CUDA error here; a network
+    // failure failed the communicator already).
+    if (comm_.asyncError() == gdrSuccess) failOnThread(e, plan.what);
+    throw;
+  }
+}
+
+// Per phase the stream writes the start word after the local work before
+// it, waits for the done word, then runs the phase's local work; every job
+// is queued first, so a failure half way still releases every word.
+void DirectContext::runFlags(std::shared_ptr<const Plan> plan, const Phases& phases,
+                             cudaStream_t s) {
+  std::vector<progress::Ticket> tickets;
+  for (size_t i = 0; i < phases->size(); ++i) {
+    const bool last = i + 1 == phases->size();
+    const progress::Ticket t = engine_->reserve();
+    tickets.push_back(t);
+    engine_->submit(
+        t, plan->what,
+        [this, plan, phases, i, last](const Deadline&) { network((*phases)[i].msgs, last); },
+        last ? std::function<void()>([this] { countDone(); }) : nullptr);
+  }
+  // A failure half way leaves jobs waiting for start words nobody writes:
+  // fail the communicator so they fail fast and release their done words.
+  try {
+    auto cs = reinterpret_cast<CUstream>(s);
+    for (size_t i = 0; i < phases->size(); ++i) {
+      const progress::Ticket& t = tickets[i];
+      cuOk(driver().writeValue32(cs, wordAt(t.startWord()), t.seq, CU_STREAM_WRITE_VALUE_DEFAULT),
+           "cuStreamWriteValue32 (GPUDirect path)");
+      cuOk(driver().waitValue32(cs, wordAt(t.doneWord()), t.seq, CU_STREAM_WAIT_VALUE_GEQ),
+           "cuStreamWaitValue32 (GPUDirect path)");
+      local((*phases)[i].ops, s);
+      if (i + 1 == phases->size() && plan->reduces) reduce(*plan, s);
+    }
+    checkCuda(cudaEventRecord(lastOp_, s), "cudaEventRecord (GPUDirect path)");
+  } catch (const Error& e) {
+    comm_.fail(e.code(), plan->what + ": " + e.what());
+    throw;
+  }
+}
+
+void DirectContext::enqueue(std::shared_ptr<const Plan> plan, cudaStream_t s,
+                            const OnBoard& board) {
   cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
   checkCuda(cudaStreamIsCapturing(s, &cs), "cudaStreamIsCapturing (GPUDirect path)");
   if (cs != cudaStreamCaptureStatusNone)
@@ -194,49 +389,31 @@ void DirectContext::enqueue(std::shared_ptr<const Plan> plan, cudaStream_t s) {
         "call, not per replay); run it outside capture, or set GDR_NET_GDR=0 for the staged "
         "path, which captures");
   std::lock_guard<std::mutex> g(enqueueMu_);
+  comm_.throwIfFailed();
   if (anyOp_ && s != lastStream_)
     checkCuda(cudaStreamWaitEvent(s, lastOp_, 0), "cudaStreamWaitEvent (GPUDirect path)");
   for (const LocalCopy& c : plan->before)
     if (c.bytes)
       checkCuda(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyDeviceToDevice, s),
                 "cudaMemcpyAsync (GPUDirect path, a rank's own block)");
-  // A failure half way leaves a job waiting for a start word nobody writes:
-  // fail the communicator so it fails fast and releases its done word.
-  auto failing = [&](auto&& body) {
-    try {
-      body();
-    } catch (const Error& e) {
-      comm_.fail(e.code(), plan->what + ": " + e.what());
-      throw;
-    }
-  };
-  if (hostOrder_) {
-    // The caller waits for its stream, then runs the network part itself
-    // (after whatever is still queued): no stream wait is ever pending while
-    // the transport makes its own CUDA copies.
-    failing([&] {
-      checkCuda(cudaStreamSynchronize(s), "cudaStreamSynchronize (GPUDirect path, GDR_DIRECT_ORDER=host)");
-      engine_->waitIdle();
-      comm_.throwIfFailed();
-      network(*plan);
-    });
-  } else {
-    const progress::Ticket t = engine_->reserve();
-    engine_->submit(t, plan->what, [this, plan](const Deadline&) { network(*plan); });
-    failing([&] {
-      auto cs2 = reinterpret_cast<CUstream>(s);
-      cuOk(driver().writeValue32(cs2, wordAt(t.startWord()), t.seq, CU_STREAM_WRITE_VALUE_DEFAULT),
-           "cuStreamWriteValue32 (GPUDirect path)");
-      cuOk(driver().waitValue32(cs2, wordAt(t.doneWord()), t.seq, CU_STREAM_WAIT_VALUE_GEQ),
-           "cuStreamWaitValue32 (GPUDirect path)");
-    });
-  }
-  failing([&] {
-    if (plan->reduces) reduce(*plan, s);
-    checkCuda(cudaEventRecord(lastOp_, s), "cudaEventRecord (GPUDirect path)");
-  });
+  // A one-shot plan is one phase: its messages, then its reduction.
+  auto ph = std::make_shared<std::vector<Phase>>(plan->phases);
+  if (ph->empty()) ph->push_back(Phase{plan->msgs, {}});
+  const Phases phases = ph;
+  // Every phase holds a ring slot until the stream reaches it, after this
+  // call: more than the ring has would wait for themselves.
+  if (!hostOrder_ && phases->size() > kRing / 2)
+    throw InvalidUsage(
+        strprintf("%s needs %zu phases, more than GDR_DIRECT_ORDER=flags can queue (%zu): raise "
+                  "GDR_CHUNK_BYTES, or use GDR_DIRECT_ORDER=host",
+                  plan->what.c_str(), phases->size(), kRing / 2));
+  comm_.status().device().launched(board.sig, board.p2p, board.peer);
   lastStream_ = s;
   anyOp_ = true;
+  if (hostOrder_)
+    runHostOrder(*plan, phases, s);
+  else
+    runFlags(plan, phases, s);  // its jobs outlive this call: they hold the plan and the phases
 }
 
 DirectContext& contextFor(Communicator& comm) {
@@ -288,9 +465,14 @@ bool chosen(Communicator& comm) {
 
 void runCollective(Communicator& comm, const CollCall& call, void* stream) {
   DirectContext& ctx = contextFor(comm);
-  char* scratch = ctx.scratch(scratchBytes(call, comm.rank(), comm.size()));
-  auto plan = std::make_shared<const Plan>(planCollective(call, comm.rank(), comm.size(), scratch));
-  ctx.enqueue(std::move(plan), static_cast<cudaStream_t>(stream));
+  const size_t chunkElems =
+      ctx.chunkBytes() ? std::max<size_t>(1, ctx.chunkBytes() / typeSize(call.type)) : 0;
+  char* scratch = ctx.scratch(scratchBytes(call, comm.rank(), comm.size(), chunkElems));
+  auto plan = std::make_shared<const Plan>(
+      planCollective(call, comm.rank(), comm.size(), scratch, chunkElems));
+  const OnBoard board{status::deviceSig(static_cast<uint8_t>(call.kind), call.type, call.op,
+                                        call.count, call.root)};
+  ctx.enqueue(std::move(plan), static_cast<cudaStream_t>(stream), board);
 }
 
 void runP2P(Communicator& comm, const std::vector<P2PCall>& reqs) {
@@ -310,7 +492,15 @@ void runP2P(Communicator& comm, const std::vector<P2PCall>& reqs) {
     bytes += b;
   }
   plan->what = strprintf("%zu send/recv of %zu B (GPUDirect path)", reqs.size(), bytes);
-  contextFor(comm).enqueue(std::move(plan), s);
+  OnBoard board;
+  board.sig = status::deviceSig(kP2PKind, gdrUint8, 0, bytes, 0);
+  if (reqs.size() == 1) {
+    board.p2p = reqs[0].isSend ? status::P2P::Send : status::P2P::Recv;
+    board.peer = reqs[0].peer;
+  } else {
+    board.p2p = status::P2P::Batch;
+  }
+  contextFor(comm).enqueue(std::move(plan), s, board);
 }
 
 void waitIdle(Communicator& comm) {

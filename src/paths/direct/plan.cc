@@ -2,8 +2,10 @@
 
 #include <algorithm>
 
+#include "collectives/schedule.h"
 #include "core/datatype.h"
 #include "core/error.h"
+#include "paths/direct/phases.h"
 
 namespace gdr::paths::direct {
 
@@ -19,11 +21,93 @@ std::vector<const char*> rankOrder(const char* mine, char* scratch, size_t block
   return v;
 }
 
+coll::CollArgs ringArgs(const CollCall& call, int me, int n, size_t chunkElems) {
+  coll::CollArgs a;
+  a.kind = call.kind;
+  a.rank = me;
+  a.nranks = n;
+  a.count = call.count;
+  a.chunkElems = chunkElems;
+  a.inPlace = call.inPlace;
+  return a;
+}
+
+PhasedSchedule ringPhases(const CollCall& call, int me, int n, size_t chunkElems) {
+  return toPhases(coll::build(coll::Algo::Ring, ringArgs(call, me, n, chunkElems)), call.inPlace);
+}
+
+// The ring's phases on real buffers: Input, Output, the schedule's Scratch,
+// then the staging area at the end of `scratch`.
+std::vector<Phase> resolve(const PhasedSchedule& ps, const CollCall& call, const char* in,
+                           char* out, char* scratch, int n) {
+  const size_t eb = typeSize(call.type);
+  char* staging = scratch + ps.scratchElems * eb;
+  auto at = [&](const Span& s) -> char* {
+    char* base = nullptr;
+    switch (s.where) {
+      case Where::Input:
+        base = const_cast<char*>(in);  // sends and sources only read it
+        break;
+      case Where::Output:
+        base = out;
+        break;
+      case Where::Scratch:
+        base = scratch;
+        break;
+      case Where::Staging:
+        base = staging;
+        break;
+    }
+    return base + s.offset * eb;
+  };
+  const gdrRedOp_t op = call.op == gdrAvg ? gdrSum : call.op;  // avg: a sum, divided at the end
+  std::vector<Phase> phases;
+  for (const SchedPhase& sp : ps.phases) {
+    Phase ph;
+    for (const PhaseMsg& m : sp.msgs)
+      ph.msgs.push_back({m.isSend, at(m.span), m.span.count * eb, m.peer, call.type});
+    for (const PhaseOp& o : sp.ops) {
+      LocalOp lo;
+      lo.isCopy = o.isCopy;
+      lo.dst = at(o.dst);
+      lo.srcs[0] = at(o.a);
+      lo.srcs[1] = at(o.b);
+      lo.nsrc = o.isCopy ? 1 : 2;
+      lo.count = o.dst.count;
+      lo.type = call.type;
+      lo.op = op;
+      ph.ops.push_back(lo);
+    }
+    phases.push_back(std::move(ph));
+  }
+  if (call.op == gdrAvg) {
+    LocalOp div;
+    div.dst = out;
+    div.srcs[0] = out;
+    div.nsrc = 1;
+    div.count = call.count;  // the Output: the whole buffer, or this rank's block
+    div.type = call.type;
+    div.op = gdrAvg;
+    div.avgDivisor = n;
+    phases.push_back(Phase{{}, {div}});
+  }
+  return phases;
+}
+
 }  // namespace
 
-size_t scratchBytes(const CollCall& call, int me, int n) {
+bool ringApplies(const CollCall& call, int n) {
+  return n > 2 && call.count > 0 && call.op < gdrNumOps &&
+         (call.kind == CollKind::AllReduce || call.kind == CollKind::ReduceScatter);
+}
+
+size_t scratchBytes(const CollCall& call, int me, int n, size_t chunkElems) {
   const size_t bytes = call.count * typeSize(call.type);
   const size_t peers = static_cast<size_t>(n - 1);
+  if (ringApplies(call, n)) {
+    const PhasedSchedule ps = ringPhases(call, me, n, chunkElems);
+    return (ps.scratchElems + ps.stagingElems) * typeSize(call.type);
+  }
   switch (call.kind) {
     case CollKind::AllReduce:
     case CollKind::ReduceScatter:
@@ -44,7 +128,7 @@ size_t scratchBytes(const CollCall& call, int me, int n) {
   }
 }
 
-Plan planCollective(const CollCall& call, int me, int n, char* scratch) {
+Plan planCollective(const CollCall& call, int me, int n, char* scratch, size_t chunkElems) {
   const size_t eb = typeSize(call.type);
   const size_t bytes = call.count * eb;
   char* out = static_cast<char*>(call.recvbuf);
@@ -52,6 +136,11 @@ Plan planCollective(const CollCall& call, int me, int n, char* scratch) {
   auto mut = [](const char* p) { return const_cast<char*>(p); };  // sends only read
   Plan pl;
   pl.what = strprintf("%s of %zu B (GPUDirect path)", collName(call.kind), bytes);
+  if (ringApplies(call, n)) {
+    pl.what = strprintf("%s of %zu B (GPUDirect path, ring)", collName(call.kind), bytes);
+    pl.phases = resolve(ringPhases(call, me, n, chunkElems), call, in, out, scratch, n);
+    return pl;
+  }
   auto exchange = [&](int p, const char* src, size_t sbytes, char* dst, size_t rbytes) {
     pl.msgs.push_back({false, dst, rbytes, p});
     pl.msgs.push_back({true, mut(src), sbytes, p});

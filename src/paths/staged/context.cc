@@ -32,10 +32,7 @@ StagedContext::StagedContext(Communicator& comm) : comm_(comm) {
   // the endpoints while staged work runs. A revoke or an abort requested
   // elsewhere stops every wait of this thread at once.
   cfg.onError = [this](gdrResult_t code, const std::string& text) {
-    if (comm_.revokeRequested())
-      comm_.revokeHere();
-    else
-      comm_.fail(code, text);
+    comm_.driverFailed(code, text);
   };
   cfg.asyncError = [this] { return comm_.stopCode(); };
   cfg.onThreadStart = [] { widenHelperAffinity("staged-path progress thread"); };

@@ -1,0 +1,116 @@
+// Does work on other streams complete while one stream of the process sits
+// in a stream wait (cuStreamWaitValue32 on a host-mapped word nobody has
+// written yet)? The GPUDirect path's GDR_DIRECT_ORDER=flags hangs on the
+// H200 machine, and the hypothesis is that the transport's CUDA copies (on a
+// non-blocking stream of its own thread) queue behind such a wait: streams
+// share a limited number of hardware queues (CUDA_DEVICE_MAX_CONNECTIONS,
+// 8 by default), so a stream mapped onto the waiting one's queue is blocked
+// until the wait ends.
+//
+// One process, every wait bounded: stream W waits for the word; then, one
+// new non-blocking stream at a time (16 of them, normal priority, then 8 at
+// the greatest priority), a device-to-device copy, a host-to-device copy
+// from pinned memory and a small kernel, each polled for 300 ms: "done" or
+// "BLOCKED". Then the host writes the word and everything must drain
+// within 3 s. Run it with and without CUDA_DEVICE_MAX_CONNECTIONS set.
+//   wait_probe
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+#define CK(x)                                             \
+  do {                                                    \
+    cudaError_t e = (x);                                  \
+    if (e != cudaSuccess) {                               \
+      std::printf("%s: %s\n", #x, cudaGetErrorString(e)); \
+      std::exit(1);                                       \
+    }                                                     \
+  } while (0)
+
+__global__ void touch(int* p) { p[threadIdx.x] += 1; }
+
+using Clock = std::chrono::steady_clock;
+
+// True when the stream drained within `ms`.
+bool drains(cudaStream_t s, int ms) {
+  const auto t0 = Clock::now();
+  while (std::chrono::duration<double, std::milli>(Clock::now() - t0).count() < ms) {
+    cudaError_t rc = cudaStreamQuery(s);
+    if (rc == cudaSuccess) return true;
+    if (rc != cudaErrorNotReady) {
+      std::printf("cudaStreamQuery: %s\n", cudaGetErrorString(rc));
+      std::exit(1);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
+int main() {
+  const char* conn = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  std::printf("CUDA_DEVICE_MAX_CONNECTIONS=%s\n", conn ? conn : "(unset)");
+  CK(cudaSetDevice(0));
+  int lo = 0, hi = 0;
+  CK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+  uint32_t* word = nullptr;
+  CK(cudaHostAlloc(reinterpret_cast<void**>(&word), 4,
+                   cudaHostAllocMapped | cudaHostAllocPortable));
+  *word = 0;
+  void* wordDev = nullptr;
+  CK(cudaHostGetDevicePointer(&wordDev, word, 0));
+  const size_t bytes = 1 << 20;
+  char *a = nullptr, *b = nullptr, *h = nullptr;
+  int* k = nullptr;
+  CK(cudaMalloc(&a, bytes));
+  CK(cudaMalloc(&b, bytes));
+  CK(cudaMalloc(&k, 256 * sizeof(int)));
+  CK(cudaHostAlloc(reinterpret_cast<void**>(&h), bytes, cudaHostAllocDefault));
+  CK(cudaDeviceSynchronize());
+  cudaStream_t w;
+  CK(cudaStreamCreateWithFlags(&w, cudaStreamNonBlocking));
+  CUresult cr =
+      cuStreamWaitValue32(reinterpret_cast<CUstream>(w), reinterpret_cast<CUdeviceptr>(wordDev), 1,
+                          CU_STREAM_WAIT_VALUE_GEQ);
+  if (cr != CUDA_SUCCESS) {
+    std::printf("cuStreamWaitValue32: %d\n", static_cast<int>(cr));
+    return 1;
+  }
+  std::printf("stream W waits for the word (drained: %s)\n",
+              drains(w, 100) ? "yes?!" : "no, as it should");
+  std::vector<cudaStream_t> all;
+  int blocked[3] = {0, 0, 0}, tried = 0;
+  const char* kinds[3] = {"d2d copy", "h2d copy", "kernel"};
+  for (int pass = 0; pass < 2; ++pass) {
+    const int count = pass == 0 ? 16 : 8;
+    for (int i = 0; i < count; ++i) {
+      std::printf("stream %2d (%s priority):", static_cast<int>(all.size()),
+                  pass ? "greatest" : "normal");
+      for (int kind = 0; kind < 3; ++kind) {
+        cudaStream_t s;
+        CK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, pass ? hi : lo));
+        all.push_back(s);
+        if (kind == 0) CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s));
+        if (kind == 1) CK(cudaMemcpyAsync(a, h, bytes, cudaMemcpyHostToDevice, s));
+        if (kind == 2) touch<<<1, 256, 0, s>>>(k);
+        const bool ok = drains(s, 300);
+        if (!ok) ++blocked[kind];
+        std::printf("  %s %s", kinds[kind], ok ? "done" : "BLOCKED");
+      }
+      ++tried;
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+  }
+  std::printf("blocked behind the wait, of %d streams each: d2d copy %d, h2d copy %d, kernel %d\n",
+              tried, blocked[0], blocked[1], blocked[2]);
+  __atomic_store_n(word, 1u, __ATOMIC_RELEASE);
+  bool drained = drains(w, 3000);
+  for (cudaStream_t s : all) drained = drains(s, 3000) && drained;
+  std::printf("after the word was written: %s\n", drained ? "everything drained" : "STILL STUCK");
+  return drained ? 0 : 2;
+}
