@@ -7,9 +7,10 @@
 
 #include <atomic>
 #include <functional>
-#include <new>
 #include <map>
 #include <mutex>
+#include <new>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -49,9 +50,12 @@ struct ncclComm {
   std::mutex threadMu;  // guards initThread (joined under it; the thread takes mu)
   std::thread initThread;
   std::atomic<bool> initJoined{false};  // set once initThread is known finished (readyComm's fast path)
-  std::mutex mu;  // guards lastError, ops
+  std::mutex mu;                        // guards lastError, ops, windows
   std::string lastError;
   std::map<int, gdr::nccl::PreMulSum> ops;
+  // The live windows (ncclCommWindowRegister): a window is looked up here
+  // before it is touched, so a freed or foreign one is refused unread.
+  std::set<const void*> windows;
   int nextOp = ncclNumOps;
 };
 

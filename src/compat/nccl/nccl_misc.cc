@@ -144,6 +144,8 @@ ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, nc
     gdrRegHandle_t h = nullptr;
     checkGdr(gdrCommRegister(c.gdr, buff, size, &h), c.gdr);
     *win = new ncclWindow_vidmem{kWindowMagic, &c, h};
+    std::lock_guard<std::mutex> lk(c.mu);
+    c.windows.insert(*win);
     return ncclSuccess;
   });
 }
@@ -151,7 +153,12 @@ ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, nc
 ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
   return guard("ncclCommWindowDeregister", comm, [&] {
     Comm& c = readyComm(comm);
-    GDR_CHECK_ARG(win && win->magic == kWindowMagic && win->comm == &c,
+    bool live;
+    {
+      std::lock_guard<std::mutex> lk(c.mu);
+      live = c.windows.erase(win) == 1;
+    }
+    GDR_CHECK_ARG(live && win->magic == kWindowMagic && win->comm == &c,
                   "win %p is not a window of this communicator", static_cast<void*>(win));
     win->magic = 0;
     gdrRegHandle_t h = win->reg;
