@@ -89,7 +89,8 @@ const std::vector<Info> kParams = {
     {"GDR_IB_GID_INDEX", Type::Int, "-1",
      "GID index for RoCE (-1: the first RoCEv2 IPv4-mapped GID of the port)."},
     {"GDR_IB_QPS_PER_PEER", Type::Int, "2",
-     "RC queue pairs per peer (1-8), going round the device's active ports; chunks go round them "
+     "RC queue pairs per peer (1-8), going round the active ports of the devices (GDR_IB_HCA); "
+     "chunks go round them "
      "(docs/congestion.md), and a failed one hands its chunks to the others."},
     {"GDR_IB_FAILOVER", Type::Bool, "1",
      "A verbs QP whose port fails (retries exceeded, queue flushed) hands its chunks to the "

@@ -1,4 +1,4 @@
-// The verbs back end of one communicator: the device this rank opened, and
+// The verbs back end of one communicator: the devices this rank opened, and
 // an endpoint per peer it claims. Like the shm back end it makes its own
 // resources and endpoints; the communicator only names the candidate peers
 // (on other hosts, or every peer under GDR_TRANSPORT=ib), hands in each

@@ -3,8 +3,10 @@
 // logic: the endpoint (ib_endpoint.cc, ib_failover.cc) feeds it, tests drive
 // it with made-up interleavings.
 //
-// Terms: a lane is one QP; its port is the local port (of the device) it is
-// bound to. QPs go round the ports (QP q on port q mod nPorts), and chunks
+// Terms: a lane is one QP; its port is the local port it is bound to, an
+// index into the endpoint's list of every active port of every device it
+// uses (ib_endpoint.h says in which order). QPs go round the ports (QP q on
+// port q mod nPorts), and chunks
 // go round the QPs, chunk s on QP (hash(peer) + s) mod nQps, so every active
 // port carries an equal share; once a QP is down, the chunks it would get go
 // to the live QPs by a hash of (peer, s) (the others keep theirs, so the
