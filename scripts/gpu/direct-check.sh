@@ -3,7 +3,8 @@
 # over the software NIC), in one bounded call of under 6 minutes:
 #  0. wait_probe (scripts/gpu/wait_probe.cu): does work on other streams of
 #     a process complete while one stream waits on a flag word? Default
-#     CUDA_DEVICE_MAX_CONNECTIONS and 32 (the GDR_DIRECT_ORDER=flags hang);
+#     CUDA_DEVICE_MAX_CONNECTIONS and 32, and across two processes (--fork)
+#     (the GDR_DIRECT_ORDER=flags hang);
 #  1. gdr-gpu-direct-test: correctness at np 2 (one-shot reductions) and at
 #     np 3 (three processes, three host ids: the ring), the failed write;
 #  2. gdr-gpu-device-board: the status board and revoke cases, the
@@ -49,6 +50,10 @@ if nvcc -O2 -arch=sm_90 -o "$B/wait_probe" scripts/gpu/wait_probe.cu -lcuda >"$O
     grep -E "^(blocked|after|stream W|cu)" "$O/wait-probe${c:+-$c}.log" | tee -a "$O/summary.txt"
   done
   unset CUDA_DEVICE_MAX_CONNECTIONS
+  # Across processes: another context's copies while this one's stream waits.
+  timeout 40 "$B/wait_probe" --fork >"$O/wait-probe-fork.log" 2>&1
+  note "wait_probe --fork rc=$?"
+  grep -E "^(other|the other|after|stream W|cu)" "$O/wait-probe-fork.log" | tee -a "$O/summary.txt"
 else
   note "wait_probe did not build"; tail -5 "$O/probe-build.log"
 fi

@@ -13,13 +13,21 @@
 // from pinned memory and a small kernel, each polled for 300 ms: "done" or
 // "BLOCKED". Then the host writes the word and everything must drain
 // within 3 s. Run it with and without CUDA_DEVICE_MAX_CONNECTIONS set.
-//   wait_probe
+// --fork: the same question across processes sharing the GPU (time-sliced
+// contexts, as the test's ranks are): a child forked before any CUDA call
+// makes the copies and the kernel in its own context while the parent's
+// stream waits.
+//   wait_probe [--fork]
 #include <cuda.h>
 #include <cuda_runtime.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -51,7 +59,48 @@ bool drains(cudaStream_t s, int ms) {
   return false;
 }
 
-int main() {
+// The child of --fork: its own context, its own buffers and streams.
+int child(int ready) {
+  char c = 0;
+  if (read(ready, &c, 1) != 1) return 4;  // the parent's stream waits from now on
+  CK(cudaSetDevice(0));
+  const size_t bytes = 1 << 20;
+  char *a = nullptr, *b = nullptr, *h = nullptr;
+  int* k = nullptr;
+  CK(cudaMalloc(&a, bytes));
+  CK(cudaMalloc(&b, bytes));
+  CK(cudaMalloc(&k, 256 * sizeof(int)));
+  CK(cudaHostAlloc(reinterpret_cast<void**>(&h), bytes, cudaHostAllocDefault));
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  int blocked = 0;
+  for (int kind = 0; kind < 3; ++kind) {
+    if (kind == 0) CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s));
+    if (kind == 1) CK(cudaMemcpyAsync(a, h, bytes, cudaMemcpyHostToDevice, s));
+    if (kind == 2) touch<<<1, 256, 0, s>>>(k);
+    const bool ok = drains(s, 2000);
+    blocked += !ok;
+    std::printf("other process: %s %s\n",
+                kind == 0   ? "d2d copy"
+                : kind == 1 ? "h2d copy"
+                            : "kernel",
+                ok ? "done" : "BLOCKED (2 s)");
+    std::fflush(stdout);
+    if (!ok) break;
+  }
+  return blocked ? 3 : 0;
+}
+
+int main(int argc, char** argv) {
+  const bool forked = argc > 1 && std::strcmp(argv[1], "--fork") == 0;
+  pid_t pid = -1;
+  int ready[2] = {-1, -1};
+  if (forked) {
+    if (pipe(ready) != 0) return 1;
+    std::fflush(stdout);
+    pid = fork();  // before any CUDA call
+    if (pid == 0) _exit(child(ready[0]));
+  }
   const char* conn = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
   std::printf("CUDA_DEVICE_MAX_CONNECTIONS=%s\n", conn ? conn : "(unset)");
   CK(cudaSetDevice(0));
@@ -82,6 +131,27 @@ int main() {
   }
   std::printf("stream W waits for the word (drained: %s)\n",
               drains(w, 100) ? "yes?!" : "no, as it should");
+  if (forked) {
+    if (write(ready[1], "g", 1) != 1) return 1;
+    int st = 0;
+    bool exited = false;
+    for (int i = 0; i < 200 && !exited; ++i) {  // 20 s at most
+      exited = waitpid(pid, &st, WNOHANG) == pid;
+      if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    std::printf("the other process %s\n", !exited ? "is still stuck after 20 s (killed)"
+                                          : WIFEXITED(st) && WEXITSTATUS(st) == 0
+                                              ? "finished its work"
+                                              : "was blocked");
+    __atomic_store_n(word, 1u, __ATOMIC_RELEASE);
+    if (!exited) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &st, 0);
+    }
+    const bool drained = drains(w, 3000);
+    std::printf("after the word was written: %s\n", drained ? "everything drained" : "STILL STUCK");
+    return drained ? 0 : 2;
+  }
   std::vector<cudaStream_t> all;
   int blocked[3] = {0, 0, 0}, tried = 0;
   const char* kinds[3] = {"d2d copy", "h2d copy", "kernel"};
