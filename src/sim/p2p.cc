@@ -40,18 +40,19 @@ double walk(const Cluster& given, coll::CollKind kind, std::vector<coll::Schedul
 double p2pUs(const Cluster& c, int rank, const std::vector<P2pOp>& ops) {
   const int n = c.nranks();
   GDR_CHECK_ARG(rank >= 0 && rank < n, "rank %d is outside [0, %d)", rank, n);
-  if (ops.empty()) return 0.0;
   std::vector<coll::Schedule> scheds(static_cast<size_t>(n));
   double bytes = 0;
   for (bool sends : {true, false})
     for (const P2pOp& op : ops) {
-      GDR_CHECK_ARG(op.peer >= 0 && op.peer < n && op.peer != rank,
-                    "peer %d of rank %d is outside [0, %d) or the rank itself", op.peer, rank, n);
+      GDR_CHECK_ARG(op.peer >= 0 && op.peer < n, "peer %d of rank %d is outside [0, %d)", op.peer,
+                    rank, n);
+      if (op.peer == rank) continue;  // a local copy, left out as for one rank
       if (op.send == sends) scheds[rank].steps.push_back(message(sends, op.peer, op.bytes));
       // The peer's side, its sends before its receives too.
       if (op.send != sends) scheds[op.peer].steps.push_back(message(!op.send, rank, op.bytes));
       bytes += sends ? static_cast<double>(op.bytes) : 0.0;
     }
+  if (scheds[rank].steps.empty()) return 0.0;
   // A point-to-point message takes the transport's default threshold.
   return walk(c, coll::CollKind::Broadcast, scheds, 1, 2.0 * bytes);
 }

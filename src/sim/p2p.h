@@ -22,7 +22,8 @@ struct P2pOp {
 // One rank's sends and receives of a group, all in flight together: the
 // rank's step list holds its sends first (a send does not block), then its
 // receives, and every peer does the mirror of what it shares with the rank
-// (the group's other messages are not this rank's to know). Microseconds.
+// (the group's other messages are not this rank's to know); messages to
+// the rank itself are local copies and left out. Microseconds.
 double p2pUs(const Cluster& c, int rank, const std::vector<P2pOp>& ops);
 
 // Gather to `root` (or scatter from it) of `count` elements per rank: the

@@ -100,6 +100,8 @@ int main() {
   ncclGroupStart();
   ncclSend(a.data(), count, ncclFloat32, 1, comms[0], nullptr);
   ncclRecv(b.data(), count, ncclFloat32, 1, comms[0], nullptr);
+  ncclSend(a.data(), count, ncclFloat32, 0, comms[0], nullptr);  // to itself: a local copy
+  ncclRecv(b.data(), count, ncclFloat32, 0, comms[0], nullptr);
   ncclSend(a.data(), count, ncclFloat32, 0, comms[1], nullptr);
   ncclRecv(b.data(), count, ncclFloat32, 0, comms[1], nullptr);
   us = simulate(&rc);
