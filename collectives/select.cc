@@ -13,7 +13,9 @@
 //                  1.2-1.6x Open MPI where rd gave 0.8-1.1x);
 //                  <= 16 KiB: rd (fewest rounds); <= 512 KiB and nranks a
 //                  power of two: rhd; nranks >= 32: dbtree; else ring.
-//   bcast          < 256 KiB or nranks <= 2: binomial; else chain.
+//   bcast          3 ranks and <= 256 B: chain (Open MPI's choice there; on
+//                  2 cores it took 0.23-0.28 us at 8 B where binomial took
+//                  0.33-0.53); < 256 KiB or nranks <= 2: binomial; else chain.
 //   reduce         < 1 MiB: binomial; else ring (reduce-scatter + gather:
 //                  every rank reduces 1/n). At np 2 on the dev machine ring
 //                  measured 1.05-1.26x Open MPI from 1 to 8 MiB where
@@ -136,6 +138,7 @@ Algo defaultAlgo(const CollArgs& a, size_t bytes, size_t elemBytes) {
       if (bytes <= (512u << 10) && pow2) return Algo::RecHalvingDoubling;
       return a.nranks >= 32 ? Algo::DoubleBinaryTree : Algo::Ring;
     case CollKind::Broadcast:
+      if (a.nranks == 3 && bytes <= 256) return Algo::Chain;
       return bytes < (256u << 10) || a.nranks <= 2 ? Algo::Binomial : Algo::Chain;
     case CollKind::Reduce:
       return bytes < (1u << 20) ? Algo::Binomial : Algo::Ring;

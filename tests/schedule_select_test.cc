@@ -140,6 +140,9 @@ TEST(ScheduleSelect, DefaultsBySizeAndRanks) {
   EXPECT_EQ(select(args(CollKind::AllReduce, 8, 16 << 20), 4), Algo::Ring);
   EXPECT_EQ(select(args(CollKind::AllReduce, 64, 16 << 20), 4), Algo::DoubleBinaryTree);
   EXPECT_EQ(select(args(CollKind::Broadcast, 8, 100), 4), Algo::Binomial);
+  // Three ranks: a chain up to 256 B, the binomial above.
+  EXPECT_EQ(select(args(CollKind::Broadcast, 3, 64), 4), Algo::Chain);
+  EXPECT_EQ(select(args(CollKind::Broadcast, 3, 128), 4), Algo::Binomial);
   EXPECT_EQ(select(args(CollKind::Broadcast, 8, 1 << 20), 4), Algo::Chain);
   EXPECT_EQ(select(args(CollKind::Broadcast, 2, 1 << 20), 4), Algo::Binomial);
   EXPECT_EQ(select(args(CollKind::Reduce, 8, 1 << 20), 4), Algo::Ring);
