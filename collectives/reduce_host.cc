@@ -54,7 +54,7 @@ void reduceNarrow(void* dst, const void* a, const void* b, size_t n) {
   for (size_t i = 0; i < n; ++i) d[i] = FromF(Op::apply(ToF(x[i]), ToF(y[i])));
 }
 
-template <typename Op> transport::ReduceFn pick(gdrDataType_t t) {
+template <typename Op> constexpr transport::ReduceFn pick(gdrDataType_t t) {
   switch (t) {
     case gdrInt8: return reduceNative<int8_t, Op>;
     case gdrUint8: return reduceNative<uint8_t, Op>;
@@ -86,16 +86,31 @@ template <typename Bits, float (*ToF)(Bits), Bits (*FromF)(float)> void divideNa
 
 }  // namespace
 
-transport::ReduceFn hostReduceFn(gdrDataType_t t, gdrRedOp_t op) {
-  switch (op) {
-    case gdrSum:
-    case gdrAvg: return pick<Sum>(t);
-    case gdrProd: return pick<Prod>(t);
-    case gdrMax: return pick<Max>(t);
-    case gdrMin: return pick<Min>(t);
-    default: break;
+namespace {
+
+// Every (op, type) pair's function, looked up by index: one load on the
+// small-message path instead of two switches.
+struct FnTable {
+  transport::ReduceFn fn[gdrNumOps][gdrNumTypes] = {};
+  constexpr FnTable() {
+    for (int t = 0; t < gdrNumTypes; ++t) {
+      const auto type = static_cast<gdrDataType_t>(t);
+      fn[gdrSum][t] = fn[gdrAvg][t] = pick<Sum>(type);
+      fn[gdrProd][t] = pick<Prod>(type);
+      fn[gdrMax][t] = pick<Max>(type);
+      fn[gdrMin][t] = pick<Min>(type);
+    }
   }
-  throw InvalidArgument(strprintf("unknown reduction op %d", static_cast<int>(op)));
+};
+constexpr FnTable kFns;  // constant-initialized: usable during any static init
+
+}  // namespace
+
+transport::ReduceFn hostReduceFn(gdrDataType_t t, gdrRedOp_t op) {
+  const unsigned o = static_cast<unsigned>(op), ty = static_cast<unsigned>(t);
+  if (__builtin_expect(o < gdrNumOps && ty < gdrNumTypes, 1)) return kFns.fn[o][ty];
+  if (o >= gdrNumOps) throw InvalidArgument(strprintf("unknown reduction op %d", static_cast<int>(op)));
+  throw InvalidArgument(strprintf("unknown datatype %d", static_cast<int>(t)));
 }
 
 void hostDivide(void* buf, size_t n, gdrDataType_t t, int by) {

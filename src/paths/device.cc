@@ -27,7 +27,7 @@
 
 namespace gdr::paths {
 
-bool isDeviceCall(const void* a, const void* b) {
+bool isDeviceCallAsked(const void* a, const void* b) {
   int dev = 0, host = 0;
   if (b == a) b = nullptr;  // in place: one pointer query (each costs a runtime call)
   for (const void* p : {a, b}) {

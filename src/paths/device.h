@@ -16,14 +16,20 @@
 #include <vector>
 
 #include "comm/comm.h"
+#include "core/cuda.h"
 #include "paths/host.h"
 #include "paths/p2p.h"
 
 namespace gdr::paths {
 
 // True if the call's buffers are device memory, false if host memory;
-// throws InvalidArgument on a mix.
-bool isDeviceCall(const void* a, const void* b = nullptr);
+// throws InvalidArgument on a mix. Without a usable device every buffer is
+// host memory, and the pointers are not asked about (two calls saved on
+// every small host collective).
+bool isDeviceCallAsked(const void* a, const void* b);
+inline bool isDeviceCall(const void* a, const void* b = nullptr) {
+  return anyCudaDevice() && isDeviceCallAsked(a, b);
+}
 
 // `stream` is a cudaStream_t (gdrStream_t).
 void runDeviceCollective(Communicator& comm, const CollCall& call, gdrStream_t stream);

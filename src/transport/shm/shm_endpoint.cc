@@ -224,17 +224,6 @@ bool ShmEndpoint::recvNow(RecvOp& op) {
   return true;
 }
 
-// Each store of a lane's tail takes its cache line away from a sender that
-// polls it for room, and the sender's next read brings it back: once per
-// message when the tail goes back with every slot. In batches of 32 of the
-// small lane's 256 slots it costs that once per batch. What a receiver holds
-// back it has consumed already, and it hands it back as soon as it waits for
-// this sender's next message or waits on anything else inside a call, so a
-// sender waiting for room never waits on a receiver that waits too; between
-// calls at most a batch of room is held back, as if the lane were that much
-// shorter.
-uint64_t ShmEndpoint::tailBatch(const Lane& lane) { return lane.nSlots >= 128 ? 32 : 1; }
-
 void ShmEndpoint::publishTails() {
   for (LaneId id : {kMainLane, kSmallLane})
     if (publishedTail_[id] != rtail_[id]) {
@@ -250,7 +239,8 @@ void ShmEndpoint::consume(RecvOp* op, const SlotHdr* slot) {
   char* dst = static_cast<char*>(op->dst) + op->received;
   if (op->fn) {
     const char* a = static_cast<const char*>(op->reduceSrc) + op->received;
-    op->fn(dst, a, payload, slot->len / op->elemBytes);
+    // Element sizes are powers of two: a shift, not a division, per message.
+    op->fn(dst, a, payload, slot->len >> __builtin_ctz(static_cast<unsigned>(op->elemBytes)));
   } else if (slot->len) {
     std::memcpy(dst, payload, slot->len);
   }

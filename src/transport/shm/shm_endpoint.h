@@ -87,7 +87,16 @@ class ShmEndpoint final : public Endpoint {
   void consume(RecvOp* op, const SlotHdr* slot);
   void readRemote(RecvOp* op, uint64_t addr);
   void retire(LaneId id, const SlotHdr* slot, bool single);
-  static uint64_t tailBatch(const Lane& lane);
+  // Each store of a lane's tail takes its cache line away from a sender that
+  // polls it for room, and the sender's next read brings it back: once per
+  // message when the tail goes back with every slot. In batches of 32 of the
+  // small lane's 256 slots it costs that once per batch. What a receiver holds
+  // back it has consumed already, and it hands it back as soon as it waits for
+  // this sender's next message or waits on anything else inside a call, so a
+  // sender waiting for room never waits on a receiver that waits too; between
+  // calls at most a batch of room is held back, as if the lane were that much
+  // shorter.
+  static uint64_t tailBatch(const Lane& lane) { return lane.nSlots >= 128 ? 32 : 1; }
   void publishTails();
 
   ShmEndpointConfig cfg_;
