@@ -1,26 +1,83 @@
 # Sourced by scripts/gpu/<part>.sh: the shared set-up of a run on the lent
 # GPU machine. Sets B (build dir), O (logs: $OUT, or $B/out-<part>), MPI,
-# status; defines note (echo + summary), gpu_build (configure Release without
-# verbs and build the named targets; exits on failure), run_staged_check and
-# bench_staged. Never NVLink multicast (the machine requires it).
+# status, t_start; defines note (echo + summary), gpu_build (configure
+# Release without verbs for sm_90 and build the named targets; exits on
+# failure), seconds_left and run_ctest (one ctest test in what is left of
+# the call), run_staged_check and bench_staged. Never NVLink multicast (the
+# machine requires it).
+#
+# A part that sets GPU_ARCHIVE=1 before sourcing gathers its logs in the
+# build tree (a run's logs are its own); $OUT then gets only summary.txt
+# (part_save, after each step, so a call cut short still says what ran) and
+# at the end $GPU_PART.tgz with every log (part_finish).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+FINAL=
+if [ -n "${GPU_ARCHIVE:-}" ]; then
+  FINAL=${OUT:-}
+  unset OUT
+fi
 B=${GDR_GPU_BUILD:-build-gpu-run}
 O=${OUT:-$B/out-$GPU_PART}
 mkdir -p "$O"
+[ -n "${GPU_ARCHIVE:-}" ] && rm -f "$O"/*.log "$O"/rc-* "$O/summary.txt"
 MPI="mpirun --allow-run-as-root --oversubscribe -np"
 status=0
+t_start=$(date +%s)
 note() { echo "$*" | tee -a "$O/summary.txt"; }
+
+part_save() {
+  if [ -n "$FINAL" ]; then mkdir -p "$FINAL" && cp "$O/summary.txt" "$FINAL/summary.txt"; fi
+}
+
+# The part's last line, the summary and the archive; exits with the status.
+part_finish() {
+  note "$GPU_PART: status $status, $(( $(date +%s) - t_start )) s in all"
+  part_save
+  if [ -n "$FINAL" ]; then tar czf "$FINAL/$GPU_PART.tgz" -C "$O" .; fi
+  exit $status
+}
 
 gpu_build() {  # targets...
   local t0 rc
   t0=$(date +%s)
-  cmake -S . -B "$B" -G Ninja -DGDR_ENABLE_IB=OFF -DCMAKE_BUILD_TYPE=Release >"$O/build.log" 2>&1 &&
+  cmake -S . -B "$B" -G Ninja -DGDR_ENABLE_IB=OFF -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+    >"$O/build.log" 2>&1 &&
     ninja -C "$B" -j32 "$@" >>"$O/build.log" 2>&1
   rc=$?
   note "build rc=$rc in $(( $(date +%s) - t0 )) s"
-  if [ $rc -ne 0 ]; then tail -40 "$O/build.log"; exit $rc; fi
+  if [ $rc -ne 0 ]; then
+    tail -40 "$O/build.log" | tee -a "$O/summary.txt"
+    status=$rc
+    part_finish
+  fi
+}
+
+# Seconds left of the call's budget (GPU_BUDGET_S, 330 s: a call may run 6
+# minutes) since the part started.
+seconds_left() { echo $(( ${GPU_BUDGET_S:-330} - ($(date +%s) - t_start) )); }
+
+# One ctest test in what is left of the budget, skipped when under `need`
+# seconds are left; a test cut by the budget has no verdict.
+run_ctest() {  # name need
+  local left r t0
+  left=$(seconds_left)
+  if [ "$left" -lt "$2" ]; then note "SKIP $1 ($left s left)"; return; fi
+  t0=$(date +%s)
+  (cd "$B" && timeout -k 5 "$left" ctest -R "^$1\$" --output-on-failure) >"$O/$1.log" 2>&1
+  r=$?
+  if [ $r -eq 124 ] || [ $r -eq 137 ]; then
+    note "CUT $1 at the time budget ($left s): no verdict"
+  else
+    if grep -q "Not Run\|No tests were found" "$O/$1.log"; then r=1; fi
+    note "$([ $r -eq 0 ] && echo PASS || echo FAIL) $1 rc=$r in $(( $(date +%s) - t0 )) s"
+    if [ $r -ne 0 ]; then
+      status=1
+      grep -iE "fail|error|mismatch" "$O/$1.log" | head -8 | cut -c1-300 | tee -a "$O/summary.txt"
+    fi
+  fi
+  part_save
 }
 
 # The staged path's own checks (tests/gpu/gpu_staged_check.cc), 2 ranks.

@@ -12,22 +12,9 @@
 # $OUT both stay in build-gpu-run/out-device-board).
 # Usage (repo root): scripts/gpu/device-board.sh
 GPU_PART=device-board
-FINAL=${OUT:-}
-unset OUT  # logs gather in the build tree; $OUT gets the summary and one archive
+GPU_ARCHIVE=1  # logs gather in the build tree; $OUT gets the summary and one archive
 source "$(dirname "$0")/common.sh"
-rm -f "$O"/*.log "$O/summary.txt"
-t_start=$(date +%s)
-t0=$(date +%s)
-cmake -S . -B "$B" -G Ninja -DGDR_ENABLE_IB=OFF -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-  >"$O/build.log" 2>&1 &&
-  ninja -C "$B" -j32 gdr-gpu-device-board gdr-gpu-staged-check gdr-gpu-test gdr-bench >>"$O/build.log" 2>&1
-rc=$?
-note "build rc=$rc in $(( $(date +%s) - t0 )) s"
-if [ $rc -ne 0 ]; then
-  tail -40 "$O/build.log" | tee -a "$O/summary.txt"
-  [ -n "$FINAL" ] && mkdir -p "$FINAL" && cp "$O/summary.txt" "$FINAL/" && tar czf "$FINAL/device-board.tgz" -C "$O" .
-  exit $rc
-fi
+gpu_build gdr-gpu-device-board gdr-gpu-staged-check gdr-gpu-test gdr-bench
 nvidia-smi -L 2>&1 | head -2 | tee -a "$O/summary.txt"
 
 t0=$(date +%s)
@@ -57,7 +44,7 @@ note "bench smoke in $(( $(date +%s) - t0 )) s"
 # The quick collective test last, in what is left of 330 s (the call's
 # limit is 6 minutes), only if that is enough: on one GPU it takes about
 # 145 s (bench/results/compat.md), a warm build leaves room, a cold one not.
-left=$(( 330 - ($(date +%s) - t_start) ))
+left=$(seconds_left)
 if [ $left -gt 170 ]; then
   t0=$(date +%s)
   GDR_TIMEOUT_MS=60000 timeout -s KILL $left $MPI 2 "$B/bin/gdr-gpu-test" --quick >"$O/gpu-test-np2.log" 2>&1
@@ -70,10 +57,4 @@ else
   note "gdr-gpu-test --quick np=2 skipped: $left s left (it needs about 150 s here)"
 fi
 
-note "device board: status $status, $(( $(date +%s) - t_start )) s in all"
-if [ -n "$FINAL" ]; then
-  mkdir -p "$FINAL"
-  cp "$O/summary.txt" "$FINAL/summary.txt"
-  tar czf "$FINAL/device-board.tgz" -C "$O" .
-fi
-exit $status
+part_finish

@@ -11,11 +11,8 @@
 # files; without $OUT both stay in build-gpu-run/out-fault-staged).
 # Usage (repo root): scripts/gpu/fault-staged.sh
 GPU_PART=fault-staged
-FINAL=${OUT:-}
-unset OUT  # logs gather in the build tree; $OUT gets the summary and one archive
+GPU_ARCHIVE=1  # logs gather in the build tree; $OUT gets the summary and one archive
 source "$(dirname "$0")/common.sh"
-rm -f "$O"/fault-*.log "$O"/rc-* "$O/summary.txt"  # a run's logs are its own
-t_start=$(date +%s)
 gpu_build gdr-gpu-fault-staged
 nvidia-smi -L 2>&1 | head -4 | tee -a "$O/summary.txt"
 
@@ -51,10 +48,5 @@ done
 grep -h '^\[rank [02]\]' "$O"/fault-*.log | awk '{for (i = 1; i <= NF; i++) if ($i == "after") {print $(i+1); break}}' |
   sort -n | awk '{a[NR] = $1} END {if (NR) printf "survivor errors: %d, median %s ms, max %s ms\n", NR, a[int((NR + 1) / 2)], a[NR]}' |
   tee -a "$O/summary.txt"
-note "fault matrix on the staged path: $cases cases, $bad failed, status $status, $(( $(date +%s) - t_start )) s in all"
-if [ -n "$FINAL" ]; then
-  mkdir -p "$FINAL"
-  cp "$O/summary.txt" "$FINAL/summary.txt"
-  tar czf "$FINAL/fault-staged.tgz" -C "$O" .
-fi
-exit $status
+note "fault matrix on the staged path: $cases cases, $bad failed"
+part_finish

@@ -59,32 +59,44 @@ bool drains(cudaStream_t s, int ms) {
   return false;
 }
 
+// What each probe queues: 1 MiB copies device to device and pinned host to
+// device, and a small kernel, on a stream of its own.
+struct Work {
+  static constexpr size_t kBytes = 1 << 20;
+  char *a = nullptr, *b = nullptr, *h = nullptr;
+  int* k = nullptr;
+};
+const char* const kKinds[3] = {"d2d copy", "h2d copy", "kernel"};
+
+Work makeWork() {
+  Work w;
+  CK(cudaMalloc(&w.a, Work::kBytes));
+  CK(cudaMalloc(&w.b, Work::kBytes));
+  CK(cudaMalloc(&w.k, 256 * sizeof(int)));
+  CK(cudaHostAlloc(reinterpret_cast<void**>(&w.h), Work::kBytes, cudaHostAllocDefault));
+  return w;
+}
+
+void queue(const Work& w, int kind, cudaStream_t s) {
+  if (kind == 0) CK(cudaMemcpyAsync(w.b, w.a, Work::kBytes, cudaMemcpyDeviceToDevice, s));
+  if (kind == 1) CK(cudaMemcpyAsync(w.a, w.h, Work::kBytes, cudaMemcpyHostToDevice, s));
+  if (kind == 2) touch<<<1, 256, 0, s>>>(w.k);
+}
+
 // The child of --fork: its own context, its own buffers and streams.
 int child(int ready) {
   char c = 0;
   if (read(ready, &c, 1) != 1) return 4;  // the parent's stream waits from now on
   CK(cudaSetDevice(0));
-  const size_t bytes = 1 << 20;
-  char *a = nullptr, *b = nullptr, *h = nullptr;
-  int* k = nullptr;
-  CK(cudaMalloc(&a, bytes));
-  CK(cudaMalloc(&b, bytes));
-  CK(cudaMalloc(&k, 256 * sizeof(int)));
-  CK(cudaHostAlloc(reinterpret_cast<void**>(&h), bytes, cudaHostAllocDefault));
+  const Work work = makeWork();
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   int blocked = 0;
   for (int kind = 0; kind < 3; ++kind) {
-    if (kind == 0) CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s));
-    if (kind == 1) CK(cudaMemcpyAsync(a, h, bytes, cudaMemcpyHostToDevice, s));
-    if (kind == 2) touch<<<1, 256, 0, s>>>(k);
+    queue(work, kind, s);
     const bool ok = drains(s, 2000);
     blocked += !ok;
-    std::printf("other process: %s %s\n",
-                kind == 0   ? "d2d copy"
-                : kind == 1 ? "h2d copy"
-                            : "kernel",
-                ok ? "done" : "BLOCKED (2 s)");
+    std::printf("other process: %s %s\n", kKinds[kind], ok ? "done" : "BLOCKED (2 s)");
     std::fflush(stdout);
     if (!ok) break;
   }
@@ -112,13 +124,7 @@ int main(int argc, char** argv) {
   *word = 0;
   void* wordDev = nullptr;
   CK(cudaHostGetDevicePointer(&wordDev, word, 0));
-  const size_t bytes = 1 << 20;
-  char *a = nullptr, *b = nullptr, *h = nullptr;
-  int* k = nullptr;
-  CK(cudaMalloc(&a, bytes));
-  CK(cudaMalloc(&b, bytes));
-  CK(cudaMalloc(&k, 256 * sizeof(int)));
-  CK(cudaHostAlloc(reinterpret_cast<void**>(&h), bytes, cudaHostAllocDefault));
+  const Work work = makeWork();
   CK(cudaDeviceSynchronize());
   cudaStream_t w;
   CK(cudaStreamCreateWithFlags(&w, cudaStreamNonBlocking));
@@ -154,7 +160,6 @@ int main(int argc, char** argv) {
   }
   std::vector<cudaStream_t> all;
   int blocked[3] = {0, 0, 0}, tried = 0;
-  const char* kinds[3] = {"d2d copy", "h2d copy", "kernel"};
   for (int pass = 0; pass < 2; ++pass) {
     const int count = pass == 0 ? 16 : 8;
     for (int i = 0; i < count; ++i) {
@@ -164,12 +169,10 @@ int main(int argc, char** argv) {
         cudaStream_t s;
         CK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, pass ? hi : lo));
         all.push_back(s);
-        if (kind == 0) CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s));
-        if (kind == 1) CK(cudaMemcpyAsync(a, h, bytes, cudaMemcpyHostToDevice, s));
-        if (kind == 2) touch<<<1, 256, 0, s>>>(k);
+        queue(work, kind, s);
         const bool ok = drains(s, 300);
         if (!ok) ++blocked[kind];
-        std::printf("  %s %s", kinds[kind], ok ? "done" : "BLOCKED");
+        std::printf("  %s %s", kKinds[kind], ok ? "done" : "BLOCKED");
       }
       ++tried;
       std::printf("\n");

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/params.h"
+#include "progress/wait_loop.h"
 
 namespace gdr {
 
@@ -158,7 +159,6 @@ void Communicator::checkPeers() {
 }
 
 void Communicator::progressUntil(FunctionRef<bool()> done, FunctionRef<std::string()> what) {
-  using Clock = std::chrono::steady_clock;
   if (done()) return;
   // A wait that lasts shows in status reports while it lasts.
   struct Lasting {
@@ -168,55 +168,49 @@ void Communicator::progressUntil(FunctionRef<bool()> done, FunctionRef<std::stri
       if (on) board.waitEnded();
     }
   } lasting{status_};
-  try {
-    // The clock is read only once a wait lasts: most waits of small
-    // messages end within a few polls.
-    Clock::time_point deadline{}, nextCheck{};
-    bool& timing = lasting.on;
-    int idle = 0;
-    for (;;) {
+  // The one wait loop (progress/wait_loop.h) over this communicator's
+  // endpoints.
+  struct EndpointWaiter {
+    Communicator& c;
+    FunctionRef<bool()> done;
+    FunctionRef<std::string()> whatFn;
+    Lasting& lasting;
+
+    bool poll() {
       bool moved = false;
-      for (auto* ep : active_) moved |= ep->progress();
-      if (done()) return;
-      if (abortRequested_.load(std::memory_order_relaxed))
+      for (auto* ep : c.active_) moved |= ep->progress();
+      return moved;
+    }
+    bool ready() { return done(); }
+    void checkEachPoll() {
+      if (c.abortRequested_.load(std::memory_order_relaxed))
         throw RemoteError("aborted by gdrCommAbort (from another thread) while this call waited");
-      if (revokeRequested_.load(std::memory_order_relaxed))
+      if (c.revokeRequested_.load(std::memory_order_relaxed))
         throw RemoteError(strprintf(
             "the communicator was revoked (gdrCommRevoke on rank %d) while this call waited",
-            rank_));
-      if (moved) {
-        idle = 0;
-        continue;
-      }
-      ++idle;
-      if ((idle & 63) == 0) {
-        auto now = Clock::now();
-        if (!timing) {
-          timing = true;
-          status_.waitBegan();
-          deadline = now + std::chrono::milliseconds(cfg_.timeoutMs);
-          nextCheck = now + std::chrono::milliseconds(5);
-        }
-        if (now >= nextCheck) {
-          checkPeers();
-          if (now >= deadline)
-            throw TimeoutError(strprintf("timed out after %lld ms %s (GDR_TIMEOUT_MS)",
-                                         (long long)cfg_.timeoutMs, what().c_str()));
-          nextCheck = now + std::chrono::milliseconds(5);
-        }
-      }
-      if (idle > cfg_.spinBeforeYield) {
-        // Long idle with only sockets to watch: sleep in poll(); otherwise
-        // yield the core (ranks may outnumber cores).
-        if (idle > 4 * cfg_.spinBeforeYield + 1000 && !pollFds_.empty()) {
-          for (size_t i = 0; i < pollFds_.size(); ++i)
-            pollFds_[i].events = static_cast<short>(POLLIN | (active_[i]->wantsWrite() ? POLLOUT : 0));
-          poll(pollFds_.data(), pollFds_.size(), 1);
-        } else {
-          sched_yield();
-        }
-      }
+            c.rank_));
     }
+    void began() {
+      lasting.on = true;
+      c.status_.waitBegan();
+    }
+    void checkNow() { c.checkPeers(); }
+    // With only sockets to watch, sleep in poll(); otherwise yield the core
+    // (ranks may outnumber cores).
+    void nap() {
+      if (c.pollFds_.empty()) {
+        sched_yield();
+        return;
+      }
+      for (size_t i = 0; i < c.pollFds_.size(); ++i)
+        c.pollFds_[i].events =
+            static_cast<short>(POLLIN | (c.active_[i]->wantsWrite() ? POLLOUT : 0));
+      ::poll(c.pollFds_.data(), c.pollFds_.size(), 1);
+    }
+    std::string what() { return whatFn(); }
+  } waiter{*this, done, what, lasting};
+  try {
+    progress::waitUntil(waiter, progress::callerWaits(cfg_.spinBeforeYield, cfg_.timeoutMs));
   } catch (const Error& e) {
     // A peer's failure says where this rank waited (the peer and the step),
     // as a timeout does.

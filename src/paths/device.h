@@ -6,11 +6,10 @@
 //   the communicator's first device operation (of any kind). No host round trip, no host
 //   sync; capturable in CUDA graphs.
 // - Otherwise (ranks on several hosts, GDR_TRANSPORT=socket, more than 8
-//   local ranks): the staged path. It is NOT stream-async: it synchronizes
-//   the stream, copies to host memory, runs the host collective and copies
-//   back before returning, and it refuses stream capture. It is the
-//   "cudaMemcpy + TCP" baseline; the pipelined progress-thread path of
-//   DESIGN.md replaces it later.
+//   local ranks): the staged path (paths/staged/path.h), stream-ordered
+//   through pinned host memory and its progress thread. The router sends
+//   device work to the GPUDirect path (paths/direct/path.h) instead where
+//   that was chosen for the communicator.
 #pragma once
 
 #include <vector>

@@ -22,8 +22,8 @@
 #include "comm/status_report.h"
 #include "core/cuda.h"
 #include "core/op_sig.h"
-#include "core/thread_affinity.h"
 #include "device/device_reduce.h"
+#include "paths/progress_thread.h"
 #include "paths/staged/driver.h"
 #include "progress/progress_engine.h"
 #if GDR_HAVE_IB
@@ -106,20 +106,12 @@ class DirectContext final : public PathState, public AsyncDriver {
               "cudaHostGetDevicePointer (GPUDirect path)");
     wordsDev_ = reinterpret_cast<CUdeviceptr>(dev);
     flush_ = needsFlush(comm.device());
-    progress::EngineConfig cfg;
-    cfg.timeoutMs = comm.config().timeoutMs;
-    cfg.ringSlots = kRing;
-    // A revoke's notice goes out from this thread (takeRevoke).
-    cfg.onError = [this](gdrResult_t code, const std::string& text) {
-      comm_.driverFailed(code, text);
-    };
-    cfg.asyncError = [this] { return comm_.stopCode(); };
     const int device = comm.device();
-    cfg.onThreadStart = [device] {
-      widenHelperAffinity("GPUDirect-path progress thread");
-      cudaSetDevice(device);  // the transport's CUDA copies (software NIC, eager copy-out)
-    };
-    engine_ = std::make_unique<progress::Engine>(cfg, words_, 2 * kRing);
+    // The transport's CUDA copies (software NIC, eager copy-out) run on this thread.
+    engine_ = std::make_unique<progress::Engine>(
+        progressThreadConfig(comm, kRing, "GPUDirect-path progress thread",
+                             [device] { cudaSetDevice(device); }),
+        words_, 2 * kRing);
     checkCuda(cudaEventCreateWithFlags(&lastOp_, cudaEventDisableTiming),
               "cudaEventCreate (GPUDirect path)");
     comm.status().device().attach(&boardWords_, "direct");

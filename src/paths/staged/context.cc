@@ -5,7 +5,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/params.h"
-#include "core/thread_affinity.h"
+#include "paths/progress_thread.h"
 #include "paths/staged/driver.h"
 
 namespace gdr::paths::staged {
@@ -25,18 +25,9 @@ StagedContext::StagedContext(Communicator& comm) : comm_(comm) {
   wordsDev_ = reinterpret_cast<CUdeviceptr>(dev);
   engineWords_.assign(2 * kRing, 0);
   slots_.push_back(std::make_shared<SlotSet>(segBytes_));
-  progress::EngineConfig cfg;
-  cfg.timeoutMs = comm.config().timeoutMs;
-  cfg.ringSlots = kRing;
-  // A revoke's notice goes out from here (takeRevoke): this thread drives
-  // the endpoints while staged work runs. A revoke or an abort requested
-  // elsewhere stops every wait of this thread at once.
-  cfg.onError = [this](gdrResult_t code, const std::string& text) {
-    comm_.driverFailed(code, text);
-  };
-  cfg.asyncError = [this] { return comm_.stopCode(); };
-  cfg.onThreadStart = [] { widenHelperAffinity("staged-path progress thread"); };
-  engine_ = std::make_unique<progress::Engine>(cfg, engineWords_.data(), engineWords_.size());
+  engine_ = std::make_unique<progress::Engine>(
+      progressThreadConfig(comm, kRing, "staged-path progress thread"), engineWords_.data(),
+      engineWords_.size());
   checkCuda(cudaEventCreateWithFlags(&lastOp_, cudaEventDisableTiming),
             "cudaEventCreate (staged path)");
   // GPU sealing where the transports would encrypt: GDR_ENCRYPT and a peer

@@ -5,15 +5,14 @@
 #include <cuda_runtime_api.h>
 
 #include <atomic>
-#include <chrono>
 #include <cstring>
 #include <mutex>
-#include <thread>
 
 #include "core/cuda.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "paths/staged/nonce.h"
+#include "progress/poll_wait.h"
 #include "security/gpu_aes_gcm.h"
 
 namespace gdr::paths::staged {
@@ -63,14 +62,11 @@ struct GpuSealer::Impl {
   // The next status word, once the ring has room (older operations checked).
   uint32_t* takeStatus() {
     const uint64_t pos = nextStatus++;
-    if (pos - checkedUpTo.load(std::memory_order_acquire) >= kStatusWords) {
-      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(comm.config().timeoutMs);
-      while (pos - checkedUpTo.load(std::memory_order_acquire) >= kStatusWords) {
-        if (std::chrono::steady_clock::now() >= until)
-          throw TimeoutError("timed out waiting for earlier sealed device operations to be checked (GDR_TIMEOUT_MS)");
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
-      }
-    }
+    auto roomy = [&] { return pos - checkedUpTo.load(std::memory_order_acquire) < kStatusWords; };
+    if (!roomy())
+      progress::pollUntil(roomy, progress::Deadline::in(comm.config().timeoutMs), [] {
+        return std::string("for earlier sealed device operations to be checked");
+      });
     // Written here, before the open that sets it is queued: no operation
     // still using this word is unchecked (see the wait above).
     uint32_t* w = status + pos % kStatusWords;
