@@ -106,10 +106,16 @@ IbEndpoint::IbEndpoint(std::vector<std::shared_ptr<IbDevice>> devs, const IbEndp
   slotStride_ = sizeof(ChunkHdr) + std::max(ChunkPolicy::kMax, policy_.chunk());
   CcConfig cc = cfg_.cc;
   cc.maxWindow = cfg_.nSlots * (slotStride_ - sizeof(ChunkHdr));
-  // The NIC's retransmission counters of the first device's first port.
-  const IbDevice& first = *devs_[0].dev;
-  cc_ = std::make_unique<PeerCc>(cc, RetryCounters::portDir(first.name(), first.port()),
-                                 cfg_.myRank, cfg_.peerRank);
+  // A window per device, each reading the retransmission counters of the
+  // ports its QPs are on.
+  std::vector<CcPath> paths(devs_.size());
+  for (size_t d = 0; d < devs_.size(); ++d) paths[d].name = devs_[d].dev->name();
+  for (int q = 0; q < cfg_.nQps; ++q) {
+    const std::string dir = RetryCounters::portDir(deviceOf(q).name(), portOf(q).num);
+    std::vector<std::string>& dirs = paths[devOf(q)].countersDirs;
+    if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
+  }
+  cc_ = std::make_unique<PeerCc>(cc, paths, cfg_.myRank, cfg_.peerRank);
   slots_ = static_cast<char*>(pageAlloc(slotStride_ * cfg_.nSlots));
   ctrl_ = static_cast<Ctrl*>(pageAlloc(sizeof(Ctrl) + sizeof(ChunkHdr) * cfg_.nSlots));
   cts_ = static_cast<ZcopyCts*>(pageAlloc(2 * kCtsSlots * sizeof(ZcopyCts)));
@@ -431,7 +437,7 @@ bool IbEndpoint::progress() {
 void IbEndpoint::sealAhead() {
   while (sealIdx_ < sends_.size() && cipher_->canSeal(sealSeq_)) {
     const SendOp& op = *sends_[sealIdx_];
-    const size_t len = std::min(cc_->chunk(policy_), op.bytes - sealOff_);
+    const size_t len = std::min(cc_->chunk(policy_, ccPathOf(sealSeq_)), op.bytes - sealOff_);
     ChunkHdr h{};
     fillHdr(h, op, sealOff_, len);
     cipher_->seal(sealSeq_++, h, static_cast<const char*>(op.data) + sealOff_,
@@ -477,7 +483,7 @@ bool IbEndpoint::postChunks() {
     size_t len;
     bool payloadFromUser = true;
     if (!cipher_) {
-      len = std::min(cc_->chunk(policy_), op->bytes - op->sent);
+      len = std::min(cc_->chunk(policy_, devOf(q)), op->bytes - op->sent);
       ChunkHdr& h = ctrl_->hdrs[slot];
       fillHdr(h, *op, op->sent, len);
       sge[0] = {reinterpret_cast<uintptr_t>(&h), sizeof(ChunkHdr), sideOf(q).ctrlMr->lkey};
@@ -490,7 +496,7 @@ bool IbEndpoint::postChunks() {
                 static_cast<uint32_t>(sizeof(ChunkHdr) + (payloadFromUser ? 0 : len)),
                 sideOf(q).ringMr->lkey};
     }
-    if (!cc_->mayPost(len)) break;  // the congestion window is full
+    if (!cc_->mayPost(devOf(q), len)) break;  // the congestion window of q's device is full
     if (len && payloadFromUser)
       sge[nsge++] = {reinterpret_cast<uintptr_t>(op->data) + op->sent, static_cast<uint32_t>(len),
                      p.reg[devOf(q)]->reg.lkey};
@@ -510,9 +516,11 @@ bool IbEndpoint::postChunks() {
 void IbEndpoint::postSlotWrite(int q, ibv_sge* sge, int nsge, size_t len, PendingSend& p,
                                uint64_t inWindow) {
   writeSlot(q, sge, nsge, sseq_);
-  track_[sseq_] = ChunkTrack{p.id, len, static_cast<double>(inWindow + 1) / cfg_.nSlots, nowUs()};
-  cc_->sent(len);
-  cc_->noteChunk(len);
+  const int d = devOf(q);
+  track_[sseq_] =
+      ChunkTrack{p.id, len, static_cast<double>(inWindow + 1) / cfg_.nSlots, nowUs(), d};
+  cc_->sent(d, len);
+  cc_->noteChunk(d, len);
   ++stats_.chunksSent;
   ++p.wrsLeft;
   ++sseq_;
@@ -611,7 +619,7 @@ void IbEndpoint::reset() noexcept {
 
 IbStats IbEndpoint::stats() const {
   IbStats s = stats_;
-  s.chunkBytes = cc_->chunk(policy_);
+  s.chunkBytes = cc_->chunk(policy_, ccPathOf(sseq_));
   s.chunkChanges = policy_.changes();
   // Every device's cache sees the same acquires: the first one's counts are
   // per buffer, as with one device.

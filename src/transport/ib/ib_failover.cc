@@ -164,6 +164,10 @@ bool IbEndpoint::resendChunks(uint64_t consumed) {
       sge[nsge++] = {reinterpret_cast<uintptr_t>(p.op->data) + h.offset,
                      static_cast<uint32_t>(it->second.bytes), p.reg[devOf(q)]->reg.lkey};
     writeSlot(q, sge, nsge, seq);
+    // In flight on q's device now, timed from this write.
+    cc_->moved(it->second.dev, devOf(q), it->second.bytes);
+    it->second.dev = devOf(q);
+    it->second.sentUs = nowUs();
     resend_.resent(seq);
     ++stats_.chunksResent;
     moved = true;
