@@ -209,8 +209,13 @@ class IbEndpoint final : public Endpoint {
   struct Rail {
     int dev, port;
   };
+  // ib_dev_side.cc: the set-up on each device.
   static std::vector<Rail> railsOf(const std::vector<std::shared_ptr<IbDevice>>& devs);
+  std::vector<CcPath> ccPaths() const;
   void openDevSide(DevSide& d, const security::SessionKeys* keys);
+  ibv_qp* createQp(int q);
+  void closeDevSide(DevSide& d);
+  size_t ctrlBytes() const;  // the control block with its nSlots headers
   int devOf(int q) const { return rails_[lanes_.port(q)].dev; }
   const IbDevice::Port& portOf(int q) const {
     const Rail& r = rails_[lanes_.port(q)];
