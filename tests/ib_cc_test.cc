@@ -13,6 +13,7 @@
 #include <random>
 
 #include "core/error.h"
+#include "support/cc_config.h"
 #include "transport/ib/cc_window.h"
 #include "transport/ib/retry_counters.h"
 
@@ -53,18 +54,7 @@ struct LinkSim {
   }
 };
 
-CcConfig config(CcMode m) {
-  CcConfig c;
-  c.mode = m;
-  c.targetUs = 500;
-  c.increaseBytes = 64 * kKiB;
-  c.decrease = 0.7;
-  c.probeUs = 100000;
-  c.minWindow = 128 * kKiB;
-  c.maxWindow = 2048 * kKiB;
-  c.fixedWindow = 512 * kKiB;
-  return c;
-}
+CcConfig config(CcMode m) { return test::ccTestConfig(m); }
 
 TEST(IbCc, ParsesModes) {
   EXPECT_EQ(parseCcMode("off"), CcMode::Off);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "transport/ib/ib_device.h"
 #include "transport/ib/ib_endpoint.h"
 #include "transport/ib/softnic.h"
@@ -164,6 +165,53 @@ TEST(IbDevices, ADeviceDownMidTransferHandsItsChunksToTheOther) {
 // path failure too.
 TEST(IbDevices, ALocalQpErrorWithThePortDownFailsOverToo) {
   deviceDownMidTransfer(IBV_WC_LOC_QP_OP_ERR);
+}
+
+// The responder refusing a write (remote invalid request: rxe's answer to a
+// retransmission it finds malformed) leaves both ends of that QP in error:
+// the writer's chunks go over the other QPs, the receiver's end is taken
+// out when its receives flush, and every message arrives intact.
+TEST(IbDevices, ARemoteInvalidRequestFailsOverLikeALostPath) {
+  TwoDevices t(cfg(0));
+  std::vector<std::unique_ptr<Msg>> ms;
+  for (int i = 0; i < 6; ++i) ms.push_back(std::make_unique<Msg>(300000, i + 1));
+  softnic::failWrite(3, IBV_WC_REM_INV_REQ_ERR);  // a's third chunk
+  bool done = false;
+  EXPECT_NO_THROW(done = t.exchange(ms));
+  softnic::failWrite(0);
+  ASSERT_TRUE(done);
+  for (auto& m : ms) EXPECT_EQ(m->dst, m->src);
+  EXPECT_EQ(t.a->stats().qpsDown, 1);
+  EXPECT_EQ(t.b->stats().qpsDown, 1);
+  EXPECT_GT(t.a->stats().chunksResent, 0u);
+}
+
+// With no other QP to move to, the refusal fails the connection: the writer
+// naming it, the receiver its flushed receives.
+TEST(IbDevices, ARemoteInvalidRequestOnTheLastQpFailsTheConnection) {
+  IbEndpointConfig c = cfg(0);
+  c.nQps = 1;
+  TwoDevices t(c);
+  Msg m(300000, 1);
+  t.b->postRecv(&m.r);
+  t.a->postSend(&m.s);
+  softnic::failWrite(2, IBV_WC_REM_INV_REQ_ERR);
+  std::string ea, eb;
+  for (int i = 0; i < 100000 && (ea.empty() || eb.empty()); ++i) {
+    if (ea.empty()) try {
+        t.a->progress();
+      } catch (const Error& e) {
+        ea = e.what();
+      }
+    if (eb.empty()) try {
+        t.b->progress();
+      } catch (const Error& e) {
+        eb = e.what();
+      }
+  }
+  softnic::failWrite(0);
+  EXPECT_NE(ea.find("remote invalid request"), std::string::npos) << ea;
+  EXPECT_NE(eb.find("Flushed"), std::string::npos) << eb;
 }
 
 }  // namespace

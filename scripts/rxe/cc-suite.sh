@@ -12,7 +12,11 @@
 # bottleneck), CC_LIMIT (tbf queue bytes, default 65536: 50 ms at 10mbit,
 # short against the 2 MiB credit window, so overflow drops), CC_BYTES and
 # CC_ITERS (per send and warm-up pass), CC_IB_TIMEOUT (GDR_IB_TIMEOUT of the
-# runs, default 14: 67 ms; the library's 20 is 4 s per tail loss).
+# runs, default 14: 67 ms; the library's 20 is 4 s per tail loss),
+# CC_BACKLOG (net.core.netdev_max_backlog for the bursts, default: the
+# kernel's 1000), CC_RXE_DEBUG=1 (rxe's debug messages, counted per cell). A scenario word with=K=V[,K=V] sets variables for the
+# scenarios after it ('+' stands for a space), so one boot can compare
+# settings: cc:bursts:with=CC_IB_TIMEOUT=18,CC_BURST_VARIANTS=off+auto:bursts.
 # Exit status: the number of failed runs.
 IP=/usr/bin/ip
 TC=/usr/sbin/tc
@@ -73,6 +77,21 @@ shape_rate() {
     fi
 }
 shape_loss() { clear_port $1; $TC qdisc add dev $1 root netem loss $2; }
+# Every counter that says where packets went: each rxe device's hw_counters
+# (send_err: the local IP stack refused a packet; retry_exceeded_err,
+# duplicate_request, out_of_seq_request, ...), every veth end's drops, the
+# softirq backlog's drops (/proc/net/softnet_stat, second column) and p2's
+# qdisc drops. `snap FILE` writes "name value" lines; `snapdiff A B` prints
+# the names that moved.
+snap() {
+    for k in 0 1 2 3; do
+        for f in /sys/class/infiniband/cc$k/ports/1/hw_counters/*; do echo "cc$k.${f##*/} $(cat $f)"; done
+        for e in h$k p$k; do for c in tx_dropped rx_dropped; do echo "$e.$c $(cat /sys/class/net/$e/statistics/$c)"; done; done
+    done
+    n=0; while read -r _ d _; do n=$((n + 0x$d)); done < /proc/net/softnet_stat; echo "backlog.dropped $n"
+    echo "p2.qdisc_dropped $($TC -s qdisc show dev p2 | awk '/dropped/ { print $7; exit }' | tr -d ',')"
+} 
+snapdiff() { awk 'NR == FNR { a[$1] = $2; next } { d = $2 - a[$1]; if (d != 0) printf "%s +%d, ", $1, d }' $1 $2; }
 tc_sent() { $TC -s qdisc show dev $1 | awk '/Sent/ { print $2 " bytes " $4 " pkts, dropped " $7; exit }' | tr -d ','; }
 
 # ib_write_bw SRC -> DST (devices), SIZE, ITERS, PORT: prints MB/s.
@@ -163,9 +182,17 @@ incast() {
 bursts() {
     if [ "${CC_BURST_SHAPE:-1}" = 1 ]; then shape_rate p2; sh="${CC_SHAPER:-tbf} rate $RATE limit $LIMIT bytes"; else sh="unshaped"; fi
     say "[bursts] 4 ranks on cc0..cc3 all-reduce (arbw, ${CC_BURST_BYTES:-1048576} bytes) while ib_write_bw cc0 -> cc2 runs 1 s on, 1 s off; p2: $sh"
+    [ -n "${CC_BACKLOG:-}" ] && sysctl -q -w net.core.netdev_max_backlog=$CC_BACKLOG
+    # CC_RXE_DEBUG=1: rxe's own debug messages (a QP moved to the error
+    # state, and why where rxe says) into the kernel log, counted per cell.
+    if [ "${CC_RXE_DEBUG:-0}" = 1 ]; then
+        mount -t debugfs none /sys/kernel/debug 2>/dev/null
+        echo 'module rdma_rxe +p' > /sys/kernel/debug/dynamic_debug/control || say "[bursts] no dynamic debug"
+    fi
+    say "[bursts] GDR_IB_TIMEOUT=${CC_IB_TIMEOUT:-14} GDR_IB_RETRY_CNT=${GDR_IB_RETRY_CNT:-7} netdev_max_backlog=$(sysctl -n net.core.netdev_max_backlog) GDR_IB_QPS_PER_PEER=${GDR_IB_QPS_PER_PEER:-2}"
     say "| GDR_IB_CC | GDR_IB_CHUNK | all-reduce us | algbw MB/s | busbw MB/s |"
     say "| --- | --- | ---: | ---: | ---: |"
-    for v in ${CC_BURST_VARIANTS:-off auto}; do
+    for v in ${CC_BURST_VARIANTS:-off fixed linerate auto}; do
         for ch in ${CC_BURST_CHUNKS:-0 65536 131072 262144}; do
             ( i=0; while [ $i -lt 30 ] && [ ! -e /tmp/bursts.stop ]; do
                 timeout 5 ib_write_bw -d cc2 -x $(gid cc2) -s 65536 -D 1 -p 18530 -F > /dev/null 2>&1 &
@@ -174,14 +201,18 @@ bursts() {
                 wait; sleep 1; i=$((i + 1)); done ) &
             bg=$!
             rm -f /tmp/bursts.stop
+            snap > /tmp/snap.0; k0=$(dmesg | wc -l)
             env GDR_IB_CC=$v GDR_IB_CHUNK=$ch GDR_IB_TIMEOUT=${CC_IB_TIMEOUT:-14} GDR_TEST_BW_SIZES=${CC_BURST_BYTES:-1048576} GDR_TEST_BW_ITERS=${CC_BURST_ITERS:-3} \
                 RANK_HCAS="cc0 cc1 cc2 cc3" $R 4 280 $T arbw > /tmp/bursts.$v.$ch 2>&1 || FAILS=$((FAILS + 1))
             touch /tmp/bursts.stop; wait $bg
+            snap > /tmp/snap.1
             l=$(grep -a ARBW /tmp/bursts.$v.$ch | head -1)
             us=$(echo "$l" | sed -n 's/.* us=\([0-9.]*\).*/\1/p'); bw=$(echo "$l" | sed -n 's/.*algbw_MBps=\([0-9.]*\).*/\1/p')
             bb=$(echo "$l" | sed -n 's/.*busbw_MBps=\([0-9.]*\).*/\1/p')
             say "| $v | $ch | $us | $bw | $bb |"
             [ -n "$l" ] || say "[bursts] $v $ch failed: $(grep -a -E 'failed|rror|rc=' /tmp/bursts.$v.$ch | head -3 | tr '\n' ' ' | cut -c1-400)"
+            say "[bursts] $v $ch counters: $(snapdiff /tmp/snap.0 /tmp/snap.1)"
+            say "[bursts] $v $ch QPs failed over: $(grep -a -o 'to rank [0-9]* failed ([^)]*)' /tmp/bursts.$v.$ch | sort | uniq -c | tr '\n' ';' | cut -c1-300); kernel: $(dmesg | tail -n +$((k0 + 1)) | sed 's/^\[[^]]*\] //; s/[0-9][0-9]*/N/g' | sort | uniq -c | sort -rn | head -6 | tr '\n' ';' | cut -c1-500)"
         done
     done
     clear_port p2
@@ -192,6 +223,9 @@ setup || exit 1
 for sc in "$@"; do
     s0=$(up)
     case $sc in
+        with=*)
+            for kv in $(echo "${sc#with=}" | tr ',' ' '); do export "$(echo "$kv" | tr '+' ' ')"; done
+            say "[with] ${sc#with=}"; continue ;;
         quick)  # for the rdma label: one shaped pair, off vs auto, packets seen on the port
             shape_rate p1
             VARIANTS="off auto" BYTES=262144 ITERS=2 pair shaped cc0 cc1 p1

@@ -106,7 +106,7 @@ void IbEndpoint::chunkDone(uint64_t seq) {
   if (cipher_) cipher_->sent(seq);
   const double now = nowUs();
   policy_.onComplete(t.bytes, now, t.occupancy);
-  cc_->completed(t.bytes, t.sentUs, now);
+  cc_->completed(t.dev, t.bytes, t.sentUs, now);
   if (!pend_.empty()) {
     uint64_t idx = t.pendingId - pend_.front().id;
     if (idx < pend_.size()) --pend_[idx].wrsLeft;

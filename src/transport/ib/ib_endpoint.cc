@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -15,7 +14,6 @@
 #include "core/memory_kind.h"
 #include "transport/ib/gpu_copy.h"
 #include "transport/ib/ib_wr_id.h"
-#include "transport/ib/mr_register.h"
 
 namespace gdr::transport::ib {
 
@@ -66,22 +64,7 @@ struct IbEndpoint::Ctrl {
   ChunkHdr hdrs[1];  // nSlots of them (allocated beyond the struct)
 };
 
-std::vector<IbEndpoint::Rail> IbEndpoint::railsOf(
-    const std::vector<std::shared_ptr<IbDevice>>& devs) {
-  if (devs.empty() || devs.size() > static_cast<size_t>(kMaxIbDevices))
-    throw InvalidArgument(
-        strprintf("%zu verbs devices for one connection: 1 to %d", devs.size(), kMaxIbDevices));
-  // Port p of every device before port p+1 of any: QP 0 on the first
-  // device, QP 1 on the second, so even two QPs use two devices.
-  std::vector<Rail> rails;
-  for (size_t p = 0;; ++p) {
-    const size_t before = rails.size();
-    for (size_t d = 0; d < devs.size(); ++d)
-      if (p < devs[d]->ports().size()) rails.push_back({static_cast<int>(d), static_cast<int>(p)});
-    if (rails.size() == before) break;
-  }
-  return rails;
-}
+size_t IbEndpoint::ctrlBytes() const { return sizeof(Ctrl) + sizeof(ChunkHdr) * cfg_.nSlots; }
 
 IbEndpoint::IbEndpoint(std::vector<std::shared_ptr<IbDevice>> devs, const IbEndpointConfig& cfg,
                        const security::SessionKeys* keys)
@@ -96,7 +79,6 @@ IbEndpoint::IbEndpoint(std::vector<std::shared_ptr<IbDevice>> devs, const IbEndp
     devs_.emplace_back();
     devs_.back().dev = std::move(d);
   }
-  const IbvApi& api = *api_;
   if (cfg_.nQps < 1 || cfg_.nQps > kMaxQpsPerPeer)
     throw InvalidArgument(
         strprintf("GDR_IB_QPS_PER_PEER=%d must be in [1, %d]", cfg_.nQps, kMaxQpsPerPeer));
@@ -106,12 +88,9 @@ IbEndpoint::IbEndpoint(std::vector<std::shared_ptr<IbDevice>> devs, const IbEndp
   slotStride_ = sizeof(ChunkHdr) + std::max(ChunkPolicy::kMax, policy_.chunk());
   CcConfig cc = cfg_.cc;
   cc.maxWindow = cfg_.nSlots * (slotStride_ - sizeof(ChunkHdr));
-  // The NIC's retransmission counters of the first device's first port.
-  const IbDevice& first = *devs_[0].dev;
-  cc_ = std::make_unique<PeerCc>(cc, RetryCounters::portDir(first.name(), first.port()),
-                                 cfg_.myRank, cfg_.peerRank);
+  cc_ = std::make_unique<PeerCc>(cc, ccPaths(), cfg_.myRank, cfg_.peerRank);
   slots_ = static_cast<char*>(pageAlloc(slotStride_ * cfg_.nSlots));
-  ctrl_ = static_cast<Ctrl*>(pageAlloc(sizeof(Ctrl) + sizeof(ChunkHdr) * cfg_.nSlots));
+  ctrl_ = static_cast<Ctrl*>(pageAlloc(ctrlBytes()));
   cts_ = static_cast<ZcopyCts*>(pageAlloc(2 * kCtsSlots * sizeof(ZcopyCts)));
   if (keys)
     // Twice the receive window: chunks sealed ahead while a window's worth
@@ -125,90 +104,12 @@ IbEndpoint::IbEndpoint(std::vector<std::shared_ptr<IbDevice>> devs, const IbEndp
 
   std::random_device rd;
   for (int q = 0; q < cfg_.nQps; ++q) {
-    DevSide& d = sideOf(q);
-    ibv_qp_init_attr ia{};
-    ia.send_cq = d.cq;
-    ia.recv_cq = d.cq;
-    ia.qp_type = IBV_QPT_RC;
-    ia.cap.max_send_wr = static_cast<uint32_t>(sqCap_);
-    ia.cap.max_recv_wr = static_cast<uint32_t>(sqCap_);
-    ia.cap.max_send_sge = 2;
-    ia.cap.max_recv_sge = 1;
-    ibv_qp* qp = api.create_qp(d.dev->pd(), &ia);
-    if (!qp)
-      throw SystemError(
-          strprintf("ibv_create_qp (RC, depth %d) on %s", sqCap_, d.dev->name().c_str()), errno);
-    qps_.push_back(qp);
-    ibv_qp_attr a{};
-    a.qp_state = IBV_QPS_INIT;
-    a.pkey_index = 0;
-    a.port_num = portOf(q).num;
-    a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
-    if (int e = api.modify_qp(qp, &a,
-                              IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-      throw SystemError(
-          strprintf("ibv_modify_qp(INIT) of QP %u to rank %d", qp->qp_num, cfg_.peerRank), e);
+    qps_.push_back(createQp(q));
     psn_.push_back(rd() & 0xffffff);
   }
   sqUsed_.assign(cfg_.nQps, 0);
   arrived_.assign(cfg_.nSlots, 0);
   stats_.chunksPerQp.assign(cfg_.nQps, 0);
-}
-
-// Registers this side's regions on one device and makes its caches and its
-// completion queue (sized for the QPs that will be on it).
-void IbEndpoint::openDevSide(DevSide& d, const security::SessionKeys* keys) {
-  const IbvApi& api = *api_;
-  const IbDevice& dev = *d.dev;
-  ibv_pd* pd = dev.pd();
-  // Send sources only: the NIC reads them, so they get no access rights
-  // beyond local read. Device memory goes by the GPUDirect decision.
-  MrContext mc;
-  mc.api = &api;
-  mc.pd = pd;
-  mc.gpuMode = cfg_.gpuMode;
-  mc.use = MrUse::SendSource;
-  mc.what = strprintf("sends to rank %d on %s", cfg_.peerRank, dev.name().c_str());
-  const IbvApi* apiPtr = &api;
-  d.regs = std::make_unique<RegCache>(
-      cacheRegisterFn(mc), [apiPtr](const Registration& r) { deregister(*apiPtr, r); },
-      static_cast<size_t>(sysconf(_SC_PAGESIZE)), cfg_.keepRegistrations);
-  d.regs->followUserRanges();
-  if (zBytes_) {
-    MrContext rc = mc;
-    rc.use = MrUse::RecvTarget;
-    rc.what = strprintf("zero-copy receives from rank %d on %s", cfg_.peerRank, dev.name().c_str());
-    d.rregs = std::make_unique<RegCache>(
-        cacheRegisterFn(std::move(rc)), [apiPtr](const Registration& r) { deregister(*apiPtr, r); },
-        static_cast<size_t>(sysconf(_SC_PAGESIZE)), cfg_.keepRegistrations);
-    d.rregs->followUserRanges();
-  }
-  const int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-  d.slotsMr = api.reg_mr(pd, slots_, slotStride_ * cfg_.nSlots, rw);
-  if (!d.slotsMr)
-    throw SystemError(strprintf("ibv_reg_mr of receive slots on %s", dev.name().c_str()), errno);
-  d.ctrlMr = api.reg_mr(pd, ctrl_, sizeof(Ctrl) + sizeof(ChunkHdr) * cfg_.nSlots, rw);
-  if (!d.ctrlMr)
-    throw SystemError(strprintf("ibv_reg_mr of the control block on %s", dev.name().c_str()),
-                      errno);
-  d.ctsMr = api.reg_mr(pd, cts_, 2 * kCtsSlots * sizeof(ZcopyCts), rw);
-  if (!d.ctsMr)
-    throw SystemError(strprintf("ibv_reg_mr of the rendezvous mailbox on %s", dev.name().c_str()),
-                      errno);
-  if (keys) {
-    d.ringMr = api.reg_mr(pd, cipher_->ringBase(), cipher_->ringBytes(), IBV_ACCESS_LOCAL_WRITE);
-    if (!d.ringMr)
-      throw SystemError(strprintf("ibv_reg_mr of the sealing ring on %s", dev.name().c_str()),
-                        errno);
-  }
-  const int self = static_cast<int>(&d - devs_.data());
-  int qpsHere = 0;
-  for (int q = 0; q < cfg_.nQps; ++q) qpsHere += devOf(q) == self;
-  int cqe = std::max(1, qpsHere) * 2 * sqCap_;
-  if (dev.maxCqe() > 0) cqe = std::min(cqe, dev.maxCqe());
-  d.cq = api.create_cq(dev.ctx(), cqe, nullptr, nullptr, 0);
-  if (!d.cq)
-    throw SystemError(strprintf("ibv_create_cq(%d) on %s", cqe, dev.name().c_str()), errno);
 }
 
 IbEndpoint::~IbEndpoint() {
@@ -217,35 +118,11 @@ IbEndpoint::~IbEndpoint() {
   for (ibv_qp* qp : qps_) api.destroy_qp(qp);
   pend_.clear();
   dropRendezvous();
-  for (DevSide& d : devs_) {
-    d.regs.reset();
-    d.rregs.reset();
-    if (d.cq) api.destroy_cq(d.cq);
-    if (d.slotsMr) api.dereg_mr(d.slotsMr);
-    if (d.ctrlMr) api.dereg_mr(d.ctrlMr);
-    if (d.ringMr) api.dereg_mr(d.ringMr);
-    if (d.ctsMr) api.dereg_mr(d.ctsMr);
-  }
+  for (DevSide& d : devs_) closeDevSide(d);
   cipher_.reset();
   std::free(cts_);
   std::free(slots_);
   std::free(ctrl_);
-}
-
-void IbEndpoint::acquireSendRegs(PendingSend& p) {
-  for (size_t d = 0; d < devs_.size(); ++d) {
-    try {
-      p.reg[d] = devs_[d].regs->acquire(p.op->data, p.op->bytes);
-    } catch (...) {
-      releaseRegs(p.reg, false);
-      throw;
-    }
-  }
-}
-
-void IbEndpoint::releaseRegs(const RegCache::Entry* const* regs, bool recv) {
-  for (size_t d = 0; d < devs_.size(); ++d)
-    if (regs[d]) (recv ? devs_[d].rregs : devs_[d].regs)->release(regs[d]);
 }
 
 IbConnInfo IbEndpoint::localInfo() const {
@@ -431,7 +308,7 @@ bool IbEndpoint::progress() {
 void IbEndpoint::sealAhead() {
   while (sealIdx_ < sends_.size() && cipher_->canSeal(sealSeq_)) {
     const SendOp& op = *sends_[sealIdx_];
-    const size_t len = std::min(cc_->chunk(policy_), op.bytes - sealOff_);
+    const size_t len = std::min(cc_->chunk(policy_, ccPathOf(sealSeq_)), op.bytes - sealOff_);
     ChunkHdr h{};
     fillHdr(h, op, sealOff_, len);
     cipher_->seal(sealSeq_++, h, static_cast<const char*>(op.data) + sealOff_,
@@ -477,7 +354,7 @@ bool IbEndpoint::postChunks() {
     size_t len;
     bool payloadFromUser = true;
     if (!cipher_) {
-      len = std::min(cc_->chunk(policy_), op->bytes - op->sent);
+      len = std::min(cc_->chunk(policy_, devOf(q)), op->bytes - op->sent);
       ChunkHdr& h = ctrl_->hdrs[slot];
       fillHdr(h, *op, op->sent, len);
       sge[0] = {reinterpret_cast<uintptr_t>(&h), sizeof(ChunkHdr), sideOf(q).ctrlMr->lkey};
@@ -490,7 +367,7 @@ bool IbEndpoint::postChunks() {
                 static_cast<uint32_t>(sizeof(ChunkHdr) + (payloadFromUser ? 0 : len)),
                 sideOf(q).ringMr->lkey};
     }
-    if (!cc_->mayPost(len)) break;  // the congestion window is full
+    if (!cc_->mayPost(devOf(q), len)) break;  // the congestion window of q's device is full
     if (len && payloadFromUser)
       sge[nsge++] = {reinterpret_cast<uintptr_t>(op->data) + op->sent, static_cast<uint32_t>(len),
                      p.reg[devOf(q)]->reg.lkey};
@@ -510,9 +387,11 @@ bool IbEndpoint::postChunks() {
 void IbEndpoint::postSlotWrite(int q, ibv_sge* sge, int nsge, size_t len, PendingSend& p,
                                uint64_t inWindow) {
   writeSlot(q, sge, nsge, sseq_);
-  track_[sseq_] = ChunkTrack{p.id, len, static_cast<double>(inWindow + 1) / cfg_.nSlots, nowUs()};
-  cc_->sent(len);
-  cc_->noteChunk(len);
+  const int d = devOf(q);
+  track_[sseq_] =
+      ChunkTrack{p.id, len, static_cast<double>(inWindow + 1) / cfg_.nSlots, nowUs(), d};
+  cc_->sent(d, len);
+  cc_->noteChunk(d, len);
   ++stats_.chunksSent;
   ++p.wrsLeft;
   ++sseq_;
@@ -611,7 +490,7 @@ void IbEndpoint::reset() noexcept {
 
 IbStats IbEndpoint::stats() const {
   IbStats s = stats_;
-  s.chunkBytes = cc_->chunk(policy_);
+  s.chunkBytes = cc_->chunk(policy_, ccPathOf(sseq_));
   s.chunkChanges = policy_.changes();
   // Every device's cache sees the same acquires: the first one's counts are
   // per buffer, as with one device.

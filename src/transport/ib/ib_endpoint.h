@@ -191,6 +191,7 @@ class IbEndpoint final : public Endpoint {
     size_t bytes;
     double occupancy;
     double sentUs;
+    int dev;  // whose congestion window it is charged to (the device of its last write)
   };
   struct Ctrl;
   // One device's share: its completion queue, this side's regions
@@ -208,8 +209,13 @@ class IbEndpoint final : public Endpoint {
   struct Rail {
     int dev, port;
   };
+  // ib_dev_side.cc: the set-up on each device.
   static std::vector<Rail> railsOf(const std::vector<std::shared_ptr<IbDevice>>& devs);
+  std::vector<CcPath> ccPaths() const;
   void openDevSide(DevSide& d, const security::SessionKeys* keys);
+  ibv_qp* createQp(int q);
+  void closeDevSide(DevSide& d);
+  size_t ctrlBytes() const;  // the control block with its nSlots headers
   int devOf(int q) const { return rails_[lanes_.port(q)].dev; }
   const IbDevice::Port& portOf(int q) const {
     const Rail& r = rails_[lanes_.port(q)];
@@ -243,6 +249,11 @@ class IbEndpoint final : public Endpoint {
   // the error state, so its writes flush and fail over now.
   void takePeerNotices();
   int pickQp(uint64_t key) const { return lanes_.pick(static_cast<uint64_t>(cfg_.peerRank), key); }
+  // The device (congestion window) chunk `seq` would go on now.
+  int ccPathOf(uint64_t seq) const {
+    const int q = pickQp(seq);
+    return q < 0 ? 0 : devOf(q);
+  }
   // The header sent in front of chunk `seq`, and the peer's count of landed
   // zero-copy chunks (both in the control block).
   ChunkHdr& slotHdr(uint64_t seq);
@@ -270,7 +281,7 @@ class IbEndpoint final : public Endpoint {
   QpLanes lanes_;       // which QP (and port) carries what, which are down
   ResendQueue resend_;  // chunks of failed QPs
   ChunkPolicy policy_;
-  std::unique_ptr<PeerCc> cc_;  // bytes in flight and the chunk size it allows
+  std::unique_ptr<PeerCc> cc_;  // per device: bytes in flight and the chunk size it allows
   std::unique_ptr<Endpoint> side_;
   SideLiveness liveness_;  // of the peer, from side_ (slow waits only)
   std::vector<ibv_qp*> qps_;

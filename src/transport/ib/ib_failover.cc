@@ -1,6 +1,7 @@
 // Port failover of a verbs connection: a QP that fails on the path (its
 // port went down, or the peer's port stopped answering: retries exceeded,
-// its queue flushed, or a local QP operation error with its port down) while other QPs of the
+// its queue flushed, a remote invalid request, or a local QP operation error
+// with its port down) while other QPs of the
 // connection live and the peer itself is alive hands its work to them. Its eager chunks not yet
 // completed go again, same sequence and slot, on the QPs the placement now
 // names (qp_lanes.h says why order and slots stay right); a credit write it
@@ -46,8 +47,15 @@ bool IbEndpoint::failover(const ibv_wc& wc, int d) {
   if (lanes_.live(q)) {
     // A local QP operation error is a path failure only while the QP's port
     // is down: rxe completes the write in flight that way when its link goes
-    // down (otherwise it is this side's own fault, and not moved).
+    // down (otherwise it is this side's own fault, and not moved). A remote
+    // invalid request is the responder refusing a packet of this QP, which
+    // puts both ends of it in error: rxe 6.1 did so in the shaped bursts
+    // scenario (bench/results/congestion.md, section 5), where nothing but
+    // the drops differed from runs that pass. The eager chunks go again on
+    // the others as for a port; a request this side built wrong would be
+    // refused on every QP, so the last one still fails the connection.
     const bool path = wc.status == IBV_WC_RETRY_EXC_ERR || wc.status == IBV_WC_WR_FLUSH_ERR ||
+                      wc.status == IBV_WC_REM_INV_REQ_ERR ||
                       (wc.status == IBV_WC_LOC_QP_OP_ERR && !portActive(q));
     if (!cfg_.failover || !path || cipher_ || lanes_.liveCount() < 2) return false;
     // A peer that died is its own failure, reported as such, not a port's.
@@ -164,6 +172,10 @@ bool IbEndpoint::resendChunks(uint64_t consumed) {
       sge[nsge++] = {reinterpret_cast<uintptr_t>(p.op->data) + h.offset,
                      static_cast<uint32_t>(it->second.bytes), p.reg[devOf(q)]->reg.lkey};
     writeSlot(q, sge, nsge, seq);
+    // In flight on q's device now, timed from this write.
+    cc_->moved(it->second.dev, devOf(q), it->second.bytes);
+    it->second.dev = devOf(q);
+    it->second.sentUs = nowUs();
     resend_.resent(seq);
     ++stats_.chunksResent;
     moved = true;

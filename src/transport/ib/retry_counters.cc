@@ -24,13 +24,16 @@ bool readCounter(const std::string& path, uint64_t* v) {
 }
 }  // namespace
 
-RetryCounters::RetryCounters(std::string dir) {
-  for (const char* n : kNames) {
-    uint64_t v;
-    std::string f = dir + "/" + n;
-    if (readCounter(f, &v)) {
-      files_.push_back(f);
-      names_.push_back(n);
+RetryCounters::RetryCounters(const std::vector<std::string>& dirs) {
+  for (const std::string& dir : dirs) {
+    if (dir.empty()) continue;
+    for (const char* n : kNames) {
+      uint64_t v;
+      std::string f = dir + "/" + n;
+      if (readCounter(f, &v)) {
+        files_.push_back(f);
+        names_.push_back(n);
+      }
     }
   }
   last_ = total();

@@ -5,7 +5,9 @@
 // rcvd_seq_err (a sequence NAK arrived); mlx5 has local_ack_timeout_err and
 // packet_seq_err. The counters are per port, so every connection on the
 // port sees every retransmission: a coarse signal, read at most every
-// kPeriodUs so the clean path pays nothing measurable.
+// kPeriodUs so the clean path pays nothing measurable. One reader sums the
+// ports it is given: a connection keeps one per device, over the ports of
+// that device its QPs use (peer_cc.h).
 #pragma once
 
 #include <cstdint>
@@ -18,13 +20,15 @@ class RetryCounters {
  public:
   static constexpr double kPeriodUs = 2000;
 
-  // `dir`: the port's hw_counters folder, e.g.
-  // /sys/class/infiniband/rxe0/ports/1/hw_counters. Missing names are skipped;
-  // with none the reader is inert.
-  explicit RetryCounters(std::string dir);
+  // `dirs`: the ports' hw_counters folders, e.g.
+  // /sys/class/infiniband/rxe0/ports/1/hw_counters. Missing names are
+  // skipped; with none in any folder the reader is inert.
+  explicit RetryCounters(const std::vector<std::string>& dirs);
+  explicit RetryCounters(const std::string& dir) : RetryCounters(std::vector<std::string>{dir}) {}
   static std::string portDir(const std::string& device, int port);
 
   bool available() const { return !files_.empty(); }
+  // The counter names found, one per file read (a name repeats per port).
   const std::vector<std::string>& names() const { return names_; }
   // Retransmissions since the previous call that read (0 when called again
   // within kPeriodUs of it).

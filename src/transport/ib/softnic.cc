@@ -167,13 +167,26 @@ void drainInboxes(Nic& n, SoftCq* c) {
   }
 }
 
+// The responder of a rejected request moves its QP to the error state: its
+// posted receives flush now, its own queued writes as pump() reaches them.
+void responderError(SoftQp& r) {
+  for (uint64_t id : r.recvs)
+    complete(reinterpret_cast<SoftCq*>(r.qp.recv_cq), id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV,
+             r.qp.qp_num);
+  r.recvs.clear();
+  r.qp.state = IBV_QPS_ERR;
+  if (r.shm) r.shm->error.store(1);
+}
+
 // Carries out one write; false when it must wait (no receive posted for its
 // immediate: a real NIC would retry after an RNR NAK).
 bool execute(Nic& n, SoftQp& q, Write& w) {
   auto fail = [&](ibv_wc_status st) { return errorOut(q, w, st); };
   if (w.fail) {
     GDR_INFO(kNet, "%s: write on QP %u failed on request", n.devs[q.dev].name, q.qp.qp_num);
-    return fail(IBV_WC_REM_OP_ERR);
+    auto d = n.qps.find(q.dest);
+    if (w.failStatus == IBV_WC_REM_INV_REQ_ERR && d != n.qps.end()) responderError(*d->second);
+    return fail(w.failStatus);
   }
   uint64_t total = 0;
   for (const ibv_sge& s : w.sge) {
@@ -310,11 +323,12 @@ Nic& nic() {
   return *n;
 }
 
-void failWrite(uint64_t k) {
+void failWrite(uint64_t k, ibv_wc_status status) {
   Nic& n = nic();
   std::lock_guard<std::mutex> g(n.mu);
   n.posted = 0;
   n.failAt = k;
+  n.failStatus = status;
 }
 
 void portDown(uint8_t port, int dev, ibv_wc_status first) {

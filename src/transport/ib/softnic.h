@@ -44,9 +44,12 @@ const IbvApi* api();
 // another at that rate), so a two-port aggregate can be measured.
 //
 // Fault injection, for tests. The n-th RDMA write posted from now on
-// (1 = the next one) completes with IBV_WC_REM_OP_ERR instead of moving data;
-// 0 cancels.
-void failWrite(uint64_t n);
+// (1 = the next one) completes with `status` instead of moving data; 0
+// cancels. With IBV_WC_REM_INV_REQ_ERR (the responder rejected the request:
+// what rxe answers to a malformed retransmission) the responder's QP, when
+// it is in this process, goes to the error state too and its receives flush,
+// as rxe's does.
+void failWrite(uint64_t n, ibv_wc_status status = IBV_WC_REM_OP_ERR);
 // While held, the writes posted on QP `qpn` wait (they are carried out, in
 // order, once released): completions of other QPs overtake them.
 void holdQp(uint32_t qpn, bool hold);

@@ -28,6 +28,7 @@ struct SoftCq {
 struct Write {
   uint64_t wrId;
   bool signaled, withImm, fail;
+  ibv_wc_status failStatus;  // when `fail`
   uint32_t imm;
   uint64_t raddr;
   uint32_t rkey;
@@ -62,6 +63,7 @@ struct Nic {
   uint32_t nextKey = 0x1000;
   std::mt19937 rng{std::random_device{}() ^ static_cast<uint32_t>(getpid())};
   uint64_t posted = 0, failAt = 0, done = 0, bytes = 0;
+  ibv_wc_status failStatus = IBV_WC_REM_OP_ERR;  // of the write failAt names
   int ports = 1;                         // per device
   uint32_t portsDown[kMaxDevices] = {};  // bit p: port p of that device is down
   uint64_t writes = 0, downAt = 0;  // GDR_SOFTNIC_PORT_DOWN: downDev's downPort at write downAt

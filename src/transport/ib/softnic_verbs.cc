@@ -38,6 +38,7 @@ int postSend(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
     w.rkey = wr->wr.rdma.rkey;
     w.sge.assign(wr->sg_list, wr->sg_list + wr->num_sge);
     w.fail = n.failAt && ++n.posted == n.failAt;
+    w.failStatus = n.failStatus;
     if (w.fail) n.failAt = 0;
     w.notBefore = Clock::now() + std::chrono::microseconds(delayUs > 0 ? delayUs : 0);
     if (n.bytesPerUs > 0) {  // the port's link: writes go through it one after another
@@ -264,6 +265,10 @@ const char* wcStatusStr(ibv_wc_status s) {
       return "remote operation error (softnic: failed on request)";
     case IBV_WC_RETRY_EXC_ERR:
       return "transport retry counter exceeded";
+    case IBV_WC_REM_INV_REQ_ERR:
+      return "remote invalid request error";
+    case IBV_WC_LOC_QP_OP_ERR:
+      return "local QP operation error";
     default:
       return "softnic error";
   }
