@@ -396,16 +396,29 @@ int failedWrite(int me, int, gdrComm_t comm) {
 
 }  // namespace
 
-int main() {
+// gdr-gpu-direct-test [np2] [np3] [failed]: those runs only (default all).
+int main(int argc, char** argv) {
+  auto wanted = [&](const char* part) {
+    if (argc < 2) return true;
+    for (int i = 1; i < argc; ++i)
+      if (std::string(argv[i]) == part) return true;
+    return false;
+  };
   const gdrtest::Env env = gdrtest::direct::softNicEnv();
   auto twoHosts = gdrtest::direct::ownHost;
-  int rc =
-      report("GPUDirect path correctness", gdrtest::runRanks(2, correctness, env, 45, twoHosts));
-  if (rc == kNoDevice) return rc;
+  int rc = 0;
+  bool skipped = false;
+  auto run = [&](const char* part, const char* what, int n, gdrtest::RankFn fn,
+                 const gdrtest::Env& e, int timeoutSec) {
+    if (skipped || !wanted(part)) return;
+    const int one = report(what, gdrtest::runRanks(n, fn, e, timeoutSec, twoHosts));
+    skipped = one == kNoDevice;
+    rc = skipped ? one : rc | one;
+  };
+  run("np2", "GPUDirect path correctness", 2, correctness, env, 45);
   gdrtest::Env three = env;
   three.push_back({"GDR_CHUNK_BYTES", "65536"});
-  rc |= report("GPUDirect path correctness np 3 (ring)",
-               gdrtest::runRanks(3, correctness, three, 90, twoHosts));
-  rc |= report("GPUDirect path failed write", gdrtest::runRanks(2, failedWrite, env, 35, twoHosts));
+  run("np3", "GPUDirect path correctness np 3 (ring)", 3, correctness, three, 90);
+  run("failed", "GPUDirect path failed write", 2, failedWrite, env, 35);
   return rc;
 }
