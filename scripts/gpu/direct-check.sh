@@ -19,7 +19,7 @@ PART=direct-check BUDGET=330 BUILD=build-gpu-direct
 source "$(dirname "$0")/verbs-run.sh"
 t0=$(date +%s)
 timeout $(left 240) bash -c "cmake -S . -B '$B' -G Ninja -DGDR_ENABLE_IB=ON -DGDR_ENABLE_CUDA=ON \
-  -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release && \
+  -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release ${VERBS[*]} && \
   ninja -C '$B' -j16 gdr-gpu-direct-test gdr-gpu-device-board gdr-reg-cost" >"$O/build.log" 2>&1 &
 build=$!
 

@@ -16,7 +16,7 @@
 #     step 3 passed) while time is left; the medians as a table.
 # Everything in $OUT/direct-final.tgz and $OUT/summary.txt.
 #   scripts/gpu/direct-final.sh
-PART=direct-final BUDGET=${GDR_FINAL_BUDGET:-100} BUILD=build-gpu-suite
+PART=direct-final BUDGET=${GDR_FINAL_BUDGET:-100} BUILD=build-gpu-suite NEED_VERBS_HEADERS=0
 source "$(dirname "$0")/verbs-run.sh"
 bin=$B/bin
 t0=$(date +%s)

@@ -15,7 +15,7 @@ PART=gpudirect-bench BUDGET=225 BUILD=build-gpu-gpudirect-bench
 source "$(dirname "$0")/verbs-run.sh"
 t0=$(date +%s)
 timeout $(left 170) bash -c "cmake -S . -B '$B' -G Ninja -DGDR_ENABLE_IB=ON -DGDR_ENABLE_CUDA=ON \
-  -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release -DGDR_BUILD_BENCH=OFF && \
+  -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release ${VERBS[*]} -DGDR_BUILD_BENCH=OFF && \
   ninja -C '$B' -j16 gdr-gpu-direct-bench" >"$O/build.log" 2>&1
 rc=$?
 note "build rc=$rc in $(( $(date +%s) - t0 )) s"

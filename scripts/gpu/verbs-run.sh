@@ -4,7 +4,7 @@
 # BUILD (the default build folder). Sets B, OUT, O, T0, status; defines
 # left N (seconds left of the budget, at most N, at least 5), note (echo +
 # summary) and a trap packing $O into $OUT/$PART.tgz with $OUT/summary.txt;
-# stops at once without the verbs headers. Never NVLink multicast.
+# finds the verbs headers (VERBS, below). Never NVLink multicast.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 export NCCL_NVLS_ENABLE=0
@@ -19,7 +19,15 @@ note() { echo "$*" | tee -a "$O/summary.txt"; }
 pack() { tar -C "$OUT" -czf "$OUT/$PART.tgz" "$PART" && cp "$O/summary.txt" "$OUT/summary.txt"; }
 trap pack EXIT
 
-if [ ! -f /usr/include/infiniband/verbs.h ]; then
+# The verbs headers (all the build needs: libibverbs is dlopened): the
+# system's, else a folder gpu-verbs-include/ (or $GDR_VERBS_INCLUDE) holding
+# infiniband/verbs.h; VERBS holds the cmake flag for the latter. A script
+# that only runs an already built tree sets NEED_VERBS_HEADERS=0.
+VERBS=()
+vi=${GDR_VERBS_INCLUDE:-$PWD/gpu-verbs-include}
+if [ -f /usr/include/infiniband/verbs.h ]; then :
+elif [ -f "$vi/infiniband/verbs.h" ]; then VERBS=(-DIBVERBS_INCLUDE_DIR="$vi")
+elif [ "${NEED_VERBS_HEADERS:-1}" = 1 ]; then
   note "no verbs headers: the software NIC needs them to build (apt-get install libibverbs-dev)"
   exit 1
 fi
