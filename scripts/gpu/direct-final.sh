@@ -12,6 +12,7 @@
 #  3. gdr-gpu-direct-test np2 under GDR_DIRECT_ORDER=flags with the polling
 #     kernel's wait (GDR_DIRECT_WAIT=kernel, the default), then with
 #     cuStreamWaitValue32 (GDR_DIRECT_WAIT=stream, which hung before);
+#  3b. gdr-reg-cost --device (built by suite.sh) when time is left;
 #  4. gdr-gpu-direct-bench rounds (staged against GPUDirect, and flags when
 #     step 3 passed) while time is left; the medians as a table.
 # Everything in $OUT/direct-final.tgz and $OUT/summary.txt.
@@ -60,6 +61,14 @@ for w in kernel stream; do
   [ $w = kernel ] && [ $r -eq 0 ] && flags_ok=1
   [ $w = kernel ] && [ $r -ne 0 ] && status=$r
 done
+
+# 3b. A receive target's registration per operation against cached, device
+# memory (an IPC export per registration on the software NIC).
+if [ -x "$bin/gdr-reg-cost" ] && [ "$(left 8)" -ge 6 ]; then
+  GDR_IB_PROVIDER=softnic timeout -s KILL $(left 8) "$bin/gdr-reg-cost" --device 50 >"$O/reg-cost-device.log" 2>&1
+  note "gdr-reg-cost --device 50 rc=$?"
+  tee -a "$O/summary.txt" <"$O/reg-cost-device.log"
+fi
 
 # 4. The bench, a round at a time while time is left.
 paths=direct,staged
