@@ -15,29 +15,11 @@
 #     with CUDA_DEVICE_MAX_CONNECTIONS=32, for the record.
 # Everything lands in $OUT/direct-check.tgz and $OUT/summary.txt.
 # Usage, from the repo root: scripts/gpu/direct-check.sh
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-export NCCL_NVLS_ENABLE=0  # never NVLink multicast
-B=${GDR_GPU_BUILD:-build-gpu-direct}
-OUT=${OUT:-$B/out}
-O=$OUT/direct-check
-mkdir -p "$O" "$B"
-status=0
-T0=$(date +%s)
-# Seconds left of the call's 330 s budget, at most $1.
-left() { local l=$(( 330 - ($(date +%s) - T0) )); [ "$l" -gt "$1" ] && l=$1; [ "$l" -lt 5 ] && l=5; echo $l; }
-note() { echo "$*" | tee -a "$O/summary.txt"; }
-pack() { tar -C "$OUT" -czf "$OUT/direct-check.tgz" direct-check && cp "$O/summary.txt" "$OUT/summary.txt"; }
-trap pack EXIT
-
-if [ ! -f /usr/include/infiniband/verbs.h ]; then
-  note "no verbs headers: the software NIC needs them to build (apt-get install libibverbs-dev)"
-  exit 1
-fi
-note "$(nvidia-smi -L 2>/dev/null | wc -l) GPU(s); commit $(git rev-parse --short HEAD 2>/dev/null)"
+PART=direct-check BUDGET=330 BUILD=build-gpu-direct
+source "$(dirname "$0")/verbs-run.sh"
 t0=$(date +%s)
 timeout $(left 240) bash -c "cmake -S . -B '$B' -G Ninja -DGDR_ENABLE_IB=ON -DGDR_ENABLE_CUDA=ON \
-  -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release && \
+  -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release ${VERBS[*]} && \
   ninja -C '$B' -j16 gdr-gpu-direct-test gdr-gpu-device-board gdr-reg-cost" >"$O/build.log" 2>&1 &
 build=$!
 

@@ -7,8 +7,9 @@
 #     processes by CUDA IPC): every collective and send/recv on device
 #     buffers takes the GPUDirect path (src/paths/direct) and is correct,
 #     host <-> device, stream order, capture refused, a failed write;
-#  2. the bench: staged (GDR_NET_GDR=0) against GPUDirect, both through the
-#     software NIC: latency, bandwidth, CPU time per GB moved, as a table;
+#  2. the bench (one round; scripts/gpu/gpudirect-bench.sh runs more): staged
+#     (GDR_NET_GDR=0) against GPUDirect, both through the software NIC:
+#     latency, bandwidth, CPU time per GB moved, as a table;
 #     then the test once more with GDR_DIRECT_ORDER=flags, for the record;
 #  3. gdr-softnic-gpu-test: zero-copy into GPU memory between two verbs
 #     endpoints of one process, 1 GPU and 2 where there are two.
@@ -44,7 +45,7 @@ fi
 t0=$(date +%s)
 timeout $(left 240) bash -c "cmake -S . -B '$B' -G Ninja -DGDR_ENABLE_IB=ON -DGDR_ENABLE_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release -DGDR_BUILD_BENCH=OFF ${VERBS_FLAG[*]} && \
-  ninja -C '$B' -j16 gdr-gpu-direct-test gdr-softnic-gpu-test gdr-info" >"$O/build.log" 2>&1
+  ninja -C '$B' -j16 gdr-gpu-direct-test gdr-gpu-direct-bench gdr-softnic-gpu-test gdr-info" >"$O/build.log" 2>&1
 rc=$?
 note "build rc=$rc in $(( $(date +%s) - t0 )) s"
 if [ $rc -ne 0 ]; then tail -40 "$O/build.log"; exit $rc; fi
@@ -62,7 +63,7 @@ grep -m2 'device buffers take the' "$log" | tee -a "$O/summary.txt"
 [ $r -ne 0 ] && status=$r
 
 # 2. The bench.
-timeout $(left 90) "$B/bin/gdr-gpu-direct-test" --bench >"$O/bench-direct.log" 2>&1
+timeout $(left 90) "$B/bin/gdr-gpu-direct-bench" --rounds 1 >"$O/bench-direct.log" 2>&1
 r=$?
 note "bench rc=$r (staged: device -> pinned host -> softnic0 -> host -> device; direct: softnic0 device -> device)"
 grep -E '^\||passed|FAILED|check failed' "$O/bench-direct.log" | tee -a "$O/summary.txt"

@@ -189,8 +189,12 @@ const std::vector<Info> kParams = {
     {"GDR_DIRECT_ORDER", Type::String, "host",
      "How the GPUDirect device path orders its network part with the caller's stream: host (the "
      "call waits for the stream, runs the network part, then queues the reduction) or flags "
-     "(stream memory operations on host-mapped words, the call returns at once; hangs on the "
-     "H200 machine where the transport itself makes CUDA copies, as the software NIC does)."},
+     "(the stream writes a host-mapped start word and waits for a done word, the call returns "
+     "at once; see GDR_DIRECT_WAIT)."},
+    {"GDR_DIRECT_WAIT", Type::String, "kernel",
+     "With GDR_DIRECT_ORDER=flags, how the caller's stream waits for the network part: kernel (a "
+     "one-thread kernel polls the done word) or stream (cuStreamWaitValue32; it hung on the H200 "
+     "machine while the transport made CUDA copies of its own, as the software NIC does)."},
     {"GDR_HELPER_AFFINITY", Type::String, "auto",
      "auto: a helper thread (staged-path progress, crypto workers) of a process bound to one CPU "
      "runs on any "

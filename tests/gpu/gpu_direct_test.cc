@@ -18,14 +18,12 @@
 //    communicator still works after it;
 //  - a failed write (the software NIC's next write, on rank 0) releases both
 //    ranks' streams, and the next call fails naming the peer.
-// --bench instead: the staged path (GDR_NET_GDR=0) against this one, both
-// through the software NIC: latency, bandwidth and CPU time per GB moved.
+// The bench of this path against the staged one: gpu_direct_bench.cc.
 //
 // The parent never touches CUDA (a forked child of a process that did
 // cannot use it). Exit 0 when everything passed, 77 without a CUDA device,
 // 3 when a rank hung (killed at its deadline), 1 on other failures.
 #include <cuda_runtime.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -38,30 +36,20 @@
 #include <vector>
 
 #include "comm/comm.h"
+#include "direct_ranks.h"
 #include "gdrcoll.h"
 #include "gpu_kernels.h"
 #include "paths/direct/path.h"
-#include "support/multiproc.h"
 #include "transport/ib/ib_endpoint.h"
 #include "transport/ib/softnic.h"
 
 namespace {
 
-constexpr int kNoDevice = 77;
+using gdrtest::direct::kNoDevice;
+using gdrtest::direct::report;
 // Below and above the default GDR_IB_ZCOPY_BYTES (256 KiB) in bytes, for
 // 4-byte elements; odd so blocks are uneven.
 const size_t kCounts[] = {999, 100003};
-
-#define CK(cond, ...) CHILD_CHECK(cond, __VA_ARGS__)
-#define CUDA_OK(call)                                                         \
-  do {                                                                        \
-    cudaError_t e_ = (call);                                                  \
-    if (e_ != cudaSuccess) {                                                  \
-      std::fprintf(stderr, "[rank %d] %s: %s\n", gdrtest::childRank(), #call, \
-                   cudaGetErrorString(e_));                                   \
-      return 1;                                                               \
-    }                                                                         \
-  } while (0)
 
 double val(int r, size_t i) { return static_cast<double>((r * 131 + i * 7) % 13 + 1); }
 
@@ -284,24 +272,47 @@ int scratchRegisteredOnce(int me, gdrComm_t comm, cudaStream_t s) {
   return 0;
 }
 
+// Capture is refused in every capture mode, with gdrNotSupported and a text
+// naming capture, before the call queued anything: the capture itself ends
+// cleanly (an empty graph, which replays), and the communicator still works.
 int captureRefused(gdrComm_t comm, cudaStream_t s) {
   float* d = nullptr;
   CUDA_OK(cudaMalloc(&d, 4096));
   CUDA_OK(cudaMemset(d, 0, 4096));
   CUDA_OK(cudaDeviceSynchronize());
-  CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  gdrResult_t rc = gdrAllReduce(d, d, 1024, gdrFloat32, gdrSum, comm, s);
-  const std::string text = gdrGetLastError(comm);
-  cudaGraph_t g = nullptr;
-  cudaError_t e = cudaStreamEndCapture(s, &g);
-  if (g) cudaGraphDestroy(g);
-  cudaGetLastError();
-  CK(rc != gdrSuccess && text.find("capture") != std::string::npos,
-     "capture: rc %d, text '%s' (want a refusal naming capture)", static_cast<int>(rc),
-     text.c_str());
-  CK(e == cudaSuccess, "cudaStreamEndCapture: %s", cudaGetErrorString(e));
-  std::printf("[rank %d] capture refused: %s\n", gdrtest::childRank(), text.c_str());
-  rc = gdrAllReduce(d, d, 1024, gdrFloat32, gdrSum, comm, s);  // still usable
+  std::string last;
+  for (cudaStreamCaptureMode mode : {cudaStreamCaptureModeThreadLocal, cudaStreamCaptureModeGlobal,
+                                     cudaStreamCaptureModeRelaxed}) {
+    CUDA_OK(cudaStreamBeginCapture(s, mode));
+    gdrResult_t rc = gdrAllReduce(d, d, 1024, gdrFloat32, gdrSum, comm, s);
+    const std::string text = gdrGetLastError(comm);
+    last = text;
+    cudaGraph_t g = nullptr;
+    cudaError_t e = cudaStreamEndCapture(s, &g);
+    size_t nodes = 0;
+    if (g) cudaGraphGetNodes(g, nullptr, &nodes);
+    cudaGraphExec_t x = nullptr;
+    cudaError_t ix = g ? cudaGraphInstantiate(&x, g, 0) : cudaErrorInvalidValue;
+    if (x) {
+      ix = cudaGraphLaunch(x, s);
+      cudaStreamSynchronize(s);
+      cudaGraphExecDestroy(x);
+    }
+    if (g) cudaGraphDestroy(g);
+    cudaGetLastError();
+    CK(rc == gdrNotSupported && text.find("capture") != std::string::npos,
+       "capture mode %d: rc %d, text '%s' (want gdrNotSupported naming capture)",
+       static_cast<int>(mode), static_cast<int>(rc), text.c_str());
+    CK(e == cudaSuccess && nodes == 0 && ix == cudaSuccess,
+       "capture mode %d: end %s, %zu nodes, replay %s", static_cast<int>(mode),
+       cudaGetErrorString(e), nodes, cudaGetErrorString(ix));
+    gdrResult_t async = gdrSuccess;
+    gdrCommGetAsyncError(comm, &async);
+    CK(async == gdrSuccess, "capture mode %d failed the communicator: %s", static_cast<int>(mode),
+       gdrGetLastError(comm));
+  }
+  std::printf("[rank %d] capture refused in 3 modes: %s\n", gdrtest::childRank(), last.c_str());
+  gdrResult_t rc = gdrAllReduce(d, d, 1024, gdrFloat32, gdrSum, comm, s);  // still usable
   CK(rc == gdrSuccess, "after the refused capture: %s", gdrGetLastError(comm));
   CUDA_OK(cudaStreamSynchronize(s));
   cudaFree(d);
@@ -383,108 +394,31 @@ int failedWrite(int me, int, gdrComm_t comm) {
   return 0;
 }
 
-// --bench: one path (the caller's environment picks it), every size, rank 0
-// prints table rows.
-int bench(int me, int n, gdrComm_t comm) {
-  int ndev = 0;
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) return kNoDevice;
-  const char* path = std::getenv("GDR_NET_GDR") && std::string(std::getenv("GDR_NET_GDR")) == "0"
-                         ? "staged"
-                         : "direct";
-  cudaStream_t s;
-  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  const size_t sizes[] = {4096, 65536, 1 << 20, 16 << 20, 64 << 20};
-  const size_t maxBytes = 64u << 20;
-  char *in = nullptr, *out = nullptr;
-  CUDA_OK(cudaMalloc(&in, maxBytes * n));
-  CUDA_OK(cudaMalloc(&out, maxBytes * n));
-  CUDA_OK(cudaMemset(in, 0, maxBytes * n));
-  CUDA_OK(cudaDeviceSynchronize());
-  for (const char* coll : {"allreduce", "allgather"}) {
-    for (size_t bytes : sizes) {
-      const size_t count = bytes / 4;
-      auto once = [&] {
-        return std::string(coll) == "allreduce"
-                   ? gdrAllReduce(in, out, count, gdrFloat32, gdrSum, comm, s)
-                   : gdrAllGather(in, count, out, gdrFloat32, comm, s);
-      };
-      const int iters = bytes <= (1 << 20) ? 50 : 8;
-      once();
-      cudaStreamSynchronize(s);
-      rusage r0, r1;
-      getrusage(RUSAGE_SELF, &r0);
-      const uint64_t ops0 = gdr::paths::direct::opsRun();
-      const auto t0 = std::chrono::steady_clock::now();
-      for (int i = 0; i < iters; ++i) once();
-      cudaStreamSynchronize(s);
-      const double us =
-          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
-          iters;
-      getrusage(RUSAGE_SELF, &r1);
-      auto sec = [](const timeval& t) { return t.tv_sec + t.tv_usec * 1e-6; };
-      const double cpu = sec(r1.ru_utime) - sec(r0.ru_utime) + sec(r1.ru_stime) - sec(r0.ru_stime);
-      // Bytes this rank's links carried per call: (n - 1) blocks each way.
-      const double moved = static_cast<double>(bytes) * (n - 1) * iters;
-      gdrResult_t async = gdrSuccess;
-      gdrCommGetAsyncError(comm, &async);
-      CK(async == gdrSuccess, "bench %s %zu: %s", coll, bytes, gdrGetLastError(comm));
-      const bool direct = gdr::paths::direct::opsRun() - ops0 == static_cast<uint64_t>(iters);
-      CK(direct == (std::string(path) == "direct"), "bench: the %s run went the other path", path);
-      if (me == 0)
-        std::printf("| %s | %s | %zu | %.1f | %.3f | %.2f |\n", path, coll, bytes, us,
-                    bytes / us / 1e3, cpu / (moved / 1e9));
-    }
-  }
-  cudaFree(in);
-  cudaFree(out);
-  return 0;
-}
-
-int report(const char* what, const std::vector<gdrtest::RankExit>& exits) {
-  bool skipped = true;
-  for (const auto& e : exits) skipped &= e.code == kNoDevice;
-  if (skipped) {
-    std::printf("skipped: no CUDA device\n");
-    return kNoDevice;
-  }
-  std::string why;
-  const bool ok = gdrtest::allOk(exits, &why);
-  bool hung = false;
-  for (const auto& e : exits) hung |= e.timedOut;
-  std::printf("%s: %s%s%s\n", what, ok ? "passed" : "FAILED: ", ok ? "" : why.c_str(),
-              hung ? " (a rank hung: killed at the deadline)" : "");
-  return ok ? 0 : hung ? 3 : 1;
-}
-
 }  // namespace
 
+// gdr-gpu-direct-test [np2] [np3] [failed]: those runs only (default all).
 int main(int argc, char** argv) {
-  const bool benchMode = argc > 1 && std::string(argv[1]) == "--bench";
-  const gdrtest::Env env = {{"GDR_IB_PROVIDER", "softnic"},
-                            {"GDR_TRANSPORT", "ib"},
-                            {"NCCL_NVLS_ENABLE", "0"},
-                            {"GDR_TIMEOUT_MS", "10000"}};
-  auto twoHosts = [](int rank) {
-    setenv("GDR_HOST_ID", ("direct-host-" + std::to_string(rank)).c_str(), 1);
+  auto wanted = [&](const char* part) {
+    if (argc < 2) return true;
+    for (int i = 1; i < argc; ++i)
+      if (std::string(argv[i]) == part) return true;
+    return false;
   };
-  if (benchMode) {
-    std::printf(
-        "| path | collective | bytes | time (us) | GB/s (bytes/time) | CPU s per GB moved (per "
-        "rank) |\n");
-    std::printf("|---|---|---:|---:|---:|---:|\n");
-    int rc = report("bench direct", gdrtest::runRanks(2, bench, env, 40, twoHosts));
-    if (rc == kNoDevice) return rc;
-    gdrtest::Env staged = env;
-    staged.push_back({"GDR_NET_GDR", "0"});
-    return report("bench staged", gdrtest::runRanks(2, bench, staged, 40, twoHosts)) | rc;
-  }
-  int rc =
-      report("GPUDirect path correctness", gdrtest::runRanks(2, correctness, env, 45, twoHosts));
-  if (rc == kNoDevice) return rc;
+  const gdrtest::Env env = gdrtest::direct::softNicEnv();
+  auto twoHosts = gdrtest::direct::ownHost;
+  int rc = 0;
+  bool skipped = false;
+  auto run = [&](const char* part, const char* what, int n, gdrtest::RankFn fn,
+                 const gdrtest::Env& e, int timeoutSec) {
+    if (skipped || !wanted(part)) return;
+    const int one = report(what, gdrtest::runRanks(n, fn, e, timeoutSec, twoHosts));
+    skipped = one == kNoDevice;
+    rc = skipped ? one : rc | one;
+  };
+  run("np2", "GPUDirect path correctness", 2, correctness, env, 45);
   gdrtest::Env three = env;
   three.push_back({"GDR_CHUNK_BYTES", "65536"});
-  rc |= report("GPUDirect path correctness np 3 (ring)",
-               gdrtest::runRanks(3, correctness, three, 90, twoHosts));
-  rc |= report("GPUDirect path failed write", gdrtest::runRanks(2, failedWrite, env, 35, twoHosts));
+  run("np3", "GPUDirect path correctness np 3 (ring)", 3, correctness, three, 90);
+  run("failed", "GPUDirect path failed write", 2, failedWrite, env, 35);
   return rc;
 }

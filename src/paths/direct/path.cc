@@ -23,6 +23,7 @@
 #include "core/cuda.h"
 #include "core/op_sig.h"
 #include "device/device_reduce.h"
+#include "device/device_wait.h"
 #include "paths/progress_thread.h"
 #include "paths/staged/driver.h"
 #include "progress/progress_engine.h"
@@ -95,6 +96,10 @@ class DirectContext final : public PathState, public AsyncDriver {
     if (order != "flags" && order != "host")
       throw InvalidArgument("GDR_DIRECT_ORDER=" + order + " is not flags or host");
     hostOrder_ = order == "host";
+    const std::string wait = param::getString("GDR_DIRECT_WAIT");
+    if (wait != "kernel" && wait != "stream")
+      throw InvalidArgument("GDR_DIRECT_WAIT=" + wait + " is not kernel or stream");
+    waitKernel_ = wait == "kernel";
     timeoutMs_ = comm.config().timeoutMs;
     if (comm.config().chunkBytes > 0) chunkBytes_ = static_cast<size_t>(comm.config().chunkBytes);
     checkCuda(cudaHostAlloc(reinterpret_cast<void**>(&words_), 2 * kRing * sizeof(uint32_t),
@@ -117,7 +122,10 @@ class DirectContext final : public PathState, public AsyncDriver {
     comm.status().device().attach(&boardWords_, "direct");
     comm.setAsyncDriver(this);
     GDR_INFO(kColl, "GPUDirect path: progress thread started, order by %s%s",
-             hostOrder_ ? "the calling thread (GDR_DIRECT_ORDER=host)" : "stream flags",
+             hostOrder_ ? "the calling thread (GDR_DIRECT_ORDER=host)"
+             : waitKernel_
+                 ? "stream flags, waited for by a polling kernel (GDR_DIRECT_WAIT=kernel)"
+                 : "stream flags, waited for by cuStreamWaitValue32 (GDR_DIRECT_WAIT=stream)",
              flush_ ? ", received data flushed before kernels read it" : "");
   }
 
@@ -281,10 +289,17 @@ class DirectContext final : public PathState, public AsyncDriver {
     scratchRange_ = 0;
   }
   CUdeviceptr wordAt(size_t w) const { return wordsDev_ + w * sizeof(uint32_t); }
+  // The polling kernel's last-resort bound: the job behind a done word
+  // writes it within its gate's and its own deadline (a timeout each), so
+  // four timeouts are never reached while the progress thread lives.
+  uint64_t waitBoundNs() const {
+    return timeoutMs_ > 0 ? static_cast<uint64_t>(timeoutMs_) * 4 * 1000000 : 0;
+  }
   void countDone() { __atomic_fetch_add(&boardWords_.done, 1u, __ATOMIC_RELEASE); }
 
   Communicator& comm_;
   bool hostOrder_ = false;
+  bool waitKernel_ = true;  // flags: the stream waits by a polling kernel, not a stream memory wait
   bool flush_ = false;
   int64_t timeoutMs_ = 0;
   size_t chunkBytes_ = 0;      // GDR_CHUNK_BYTES: the ring's pipelining unit (0: none)
@@ -358,8 +373,13 @@ void DirectContext::runFlags(std::shared_ptr<const Plan> plan, const Phases& pha
       const progress::Ticket& t = tickets[i];
       cuOk(driver().writeValue32(cs, wordAt(t.startWord()), t.seq, CU_STREAM_WRITE_VALUE_DEFAULT),
            "cuStreamWriteValue32 (GPUDirect path)");
-      cuOk(driver().waitValue32(cs, wordAt(t.doneWord()), t.seq, CU_STREAM_WAIT_VALUE_GEQ),
-           "cuStreamWaitValue32 (GPUDirect path)");
+      if (waitKernel_)  // a poll holds no hardware queue the transport's copies need
+        checkCuda(dev::launchWaitWord(reinterpret_cast<const uint32_t*>(wordAt(t.doneWord())),
+                                      t.seq, waitBoundNs(), s),
+                  "launching the wait for the network part (GPUDirect path)");
+      else
+        cuOk(driver().waitValue32(cs, wordAt(t.doneWord()), t.seq, CU_STREAM_WAIT_VALUE_GEQ),
+             "cuStreamWaitValue32 (GPUDirect path)");
       local((*phases)[i].ops, s);
       if (i + 1 == phases->size() && plan->reduces) reduce(*plan, s);
     }

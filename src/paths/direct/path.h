@@ -9,15 +9,19 @@
 // the call queues the plan's local copies, waits for its stream, runs the
 // network part itself (posts the messages over the endpoints, waits for their
 // completions, applies the flush rule, path.cc), then queues the reduction
-// kernel, if any, on the stream. GDR_DIRECT_ORDER=flags: the stream writes
-// the operation's start word (host-mapped, cuStreamWriteValue32: "inputs
-// ready") after the local copies and waits for its done word
-// (cuStreamWaitValue32); the progress thread sees the start word, runs the
-// network part and writes the done word; the stream then runs the kernel; the
-// call returns at once. On the H200 machine that hangs once the transport
-// makes CUDA copies of its own in the process while the stream waits (the
-// software NIC's writes, the eager copy-out into device memory): the same
-// finding as the staged path's (paths/staged/path.cc), hence the default.
+// kernel, if any, on the stream. GDR_DIRECT_ORDER=flags: per phase the
+// stream writes the phase's start word (host-mapped, cuStreamWriteValue32:
+// "inputs ready") and then waits for its done word; the progress thread sees
+// the start word, runs the network part and writes the done word; the
+// stream then runs the phase's kernels; the call returns at once. The wait
+// is a one-thread kernel polling the word (GDR_DIRECT_WAIT=kernel, the
+// default, device/device_wait.h), not cuStreamWaitValue32
+// (GDR_DIRECT_WAIT=stream): with the latter, on the H200 machine, the run
+// hung once the transport made CUDA copies of its own in the process while
+// the stream waited (the software NIC's writes, the eager copies between
+// host slots and device memory), most likely because a stream memory wait
+// stalls the hardware queue its stream is mapped to, which other streams
+// share (scripts/gpu/wait_probe.cu asks).
 // A failed operation fails the communicator with an error naming the peer;
 // in flags mode the done word is still written (the engine's rule), so the
 // stream never waits forever; the next call returns the error.
