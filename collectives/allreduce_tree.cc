@@ -15,7 +15,10 @@
 // down(chunk i - lag), lag = tallest height + 1, so a rank keeps feeding
 // chunks upwards while earlier ones come back down. Any lag is deadlock-free:
 // a rank's down(j) needs its parent's down(j), which follows only up steps
-// the rank itself has already taken.
+// the rank itself has already taken. Within a chunk, a rank whose step in
+// one tree needs no receive (a leaf's send up, a root's sends down) takes it
+// before the other tree's: under an in-order executor with blocking
+// receives the send otherwise waits for receives it does not depend on.
 #include <algorithm>
 
 #include "collectives/algorithms.h"
@@ -69,12 +72,28 @@ Schedule doubleTreeAllReduce(const CollArgs& a) {
     height = std::max(height, treeHeight(t, n));
   }
   const size_t lag = static_cast<size_t>(height) + 1;
+  // Steps that wait for nothing go first (see the top). Messages between a
+  // pair are matched in order, so a swap that would reorder two messages to
+  // one peer (the same parent in both trees, a child in both) is not taken.
+  auto leaf = [](const TreeNode& t) { return t.child[0] < 0 && t.child[1] < 0; };
+  auto childOf = [](const TreeNode& t, int r) {
+    return r >= 0 && (t.child[0] == r || t.child[1] == r);
+  };
+  const TreeNode& t0 = trees[0].node;
+  const TreeNode& t1 = trees[1].node;
+  const bool upFirst = leaf(t1) && !leaf(t0) && t1.parent != t0.parent;
+  const bool downFirst =
+      t1.parent < 0 && t0.parent >= 0 && !childOf(t0, t1.child[0]) && !childOf(t0, t1.child[1]);
   for (size_t i = 0; i < most + lag; ++i) {
-    for (const TreeHalf& t : trees)
+    for (int k = 0; k < 2; ++k) {
+      const TreeHalf& t = trees[upFirst ? 1 - k : k];
       if (i < t.chunks) up(s, t, a.chunkElems, i);
+    }
     if (i < lag) continue;
-    for (const TreeHalf& t : trees)
+    for (int k = 0; k < 2; ++k) {
+      const TreeHalf& t = trees[downFirst ? 1 - k : k];
       if (i - lag < t.chunks) down(s, t, a.chunkElems, i - lag);
+    }
   }
   return s;
 }

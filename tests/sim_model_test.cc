@@ -221,6 +221,27 @@ TEST(SimModel, YieldsCostOnlyWhereRanksOutnumberCores) {
   EXPECT_NEAR(time(8, 2.0), time(8, 0.5), 1e-9);
 }
 
+// A shm message of at most inline_bytes rides in its slot's header line:
+// a 2-rank exchange of 16 B waits inline_us less than one of 32 B, where a
+// rank has its own core; ranks taking turns do not poll, so they gain nothing.
+TEST(SimModel, InlineMessagesSaveLatencyOnlyOnOwnCores) {
+  auto time = [](int ranks, int cores, size_t bytes, double inlineUs) {
+    Cluster c = toyHost(ranks);
+    c.coresPerHost = cores;
+    c.link[static_cast<int>(LinkClass::Shm)].latencyUs = 0.5;
+    c.sendUs = 0.25;
+    c.yieldUs = cores > 0 ? 0.5 : 0.0;
+    c.inlineUs = inlineUs;
+    Query q;
+    q.kind = coll::CollKind::AllReduce;
+    q.bytes = bytes;
+    return predict(c, q).timeUs;
+  };
+  EXPECT_NEAR(time(2, 0, 16, 0.0) - time(2, 0, 16, 0.2), 0.2, 0.02);
+  EXPECT_NEAR(time(2, 0, 32, 0.0), time(2, 0, 32, 0.2), 1e-9);
+  EXPECT_NEAR(time(8, 2, 16, 0.0), time(8, 2, 16, 0.2), 1e-9);
+}
+
 // Past far_bytes the memory rates drop again by far_factor.
 TEST(SimModel, FarMemoryTier) {
   Cluster c = toyHost(2);

@@ -137,6 +137,8 @@ const std::vector<Key>& keys() {
         numKey("copy_gbps", &Cluster::copyGBps),
         numKey("sched_us", &Cluster::schedUs),
         bytesKey("small_lane_bytes", &Cluster::smallLaneBytes),
+        bytesKey("inline_bytes", &Cluster::inlineBytes),
+        numKey("inline_us", &Cluster::inlineUs),
         numKey("spin_us", &Cluster::spinUs),
         numKey("yield_us", &Cluster::yieldUs),
         numKey("lane_us", &Cluster::laneUs),

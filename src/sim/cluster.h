@@ -69,6 +69,11 @@ struct Cluster {
   // Host messages of at most small_lane_bytes take the shm small lane, which
   // a waiting rank polls first: they pay no sched_us.
   size_t smallLaneBytes = 320;
+  // A shm message of at most inline_bytes travels inside its slot's header
+  // line, so the receiver's one miss on the sequence word brings the data
+  // too: inline_us less latency than one whose payload has lines of its own.
+  size_t inlineBytes = 16;
+  double inlineUs = 0;
   // Core time a receiver burns spinning before it yields, per receive that
   // has to wait, where ranks time-share the cores (GDR_SPIN_BEFORE_YIELD).
   double spinUs = 0;

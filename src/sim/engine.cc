@@ -55,6 +55,9 @@ class Sim {
         lat_(useTurns_ ? flat_ : c_) {
     linkFlows_.assign(static_cast<size_t>(in.net->numLinks()), 0.0);
     flat_.coresPerHost = 0;  // the cores are shared through cpuPath, not by a factor
+    // A rank waiting for its turn is not polling the header line when the
+    // message lands, so an inline message saves it nothing.
+    if (useTurns_) flat_.inlineUs = 0;
   }
 
   EngineResult run() {

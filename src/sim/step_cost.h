@@ -3,6 +3,7 @@
 // latency on its path.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 
 #include "collectives/schedule.h"
@@ -23,9 +24,15 @@ inline double copyUs(const Cluster& c, size_t bytes) {
   return c.device ? 0.0 : cpuUs(c, bytes, c.copyGBps);
 }
 inline double sendUs(const Cluster& c) { return c.sendUs * c.oversub(); }
+// What a message in its slot's header line saves (cluster.h inline_bytes).
+inline double inlineSavedUs(const Cluster& c, const Path& p, size_t bytes) {
+  const bool inl = !c.device && p.cls == LinkClass::Shm && bytes <= c.inlineBytes;
+  return inl ? std::min(c.inlineUs, p.latencyUs) : 0.0;
+}
 inline double latencyUs(const Cluster& c, const Path& p, size_t bytes) {
   const bool smallLane = !c.device && p.cls == LinkClass::Shm && bytes <= c.smallLaneBytes;
-  return p.latencyUs + (smallLane ? 0.0 : c.schedUs * (c.oversub() - 1.0));
+  return p.latencyUs - inlineSavedUs(c, p, bytes) +
+         (smallLane ? 0.0 : c.schedUs * (c.oversub() - 1.0));
 }
 // A local Copy (none when in place) or Reduce step.
 inline double localStepUs(const Cluster& c, const coll::Step& st, size_t bytes) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <vector>
 
 #include "sim/step_cost.h"
@@ -59,7 +60,8 @@ class Walker {
   // a ring of 8-GPU hosts pays a NIC's latency one step in eight).
   const Round& round(Rel rel, size_t bytes) {
     const bool cma = !c_.device && singleCopy(c_, in_.kind, bytes);
-    const auto key = std::make_pair(rel, cma);
+    const bool inl = bytes <= c_.inlineBytes;
+    const auto key = std::make_tuple(rel, cma, inl);
     auto it = rounds_.find(key);
     if (it != rounds_.end()) return it->second;
     Round rd;
@@ -72,7 +74,7 @@ class Walker {
       const int peer = apply(rel, r, n_);
       const Path p = in_.net->path(r, peer, cma && c_.hostOf(r) == c_.hostOf(peer));
       if (p.flowCapGBps > 0) cap = std::min(cap, p.flowCapGBps);
-      rd.latency += p.latencyUs / n_;
+      rd.latency += (p.latencyUs - inlineSavedUs(c_, p, bytes)) / n_;
       for (int i = 0; i < p.nlinks; ++i) {
         if (load_[p.links[i]] == 0) touched_.push_back(p.links[i]);
         load_[p.links[i]] += p.weight[i];
@@ -162,7 +164,7 @@ class Walker {
   const EngineInput& in_;
   const Cluster& c_;
   int n_;
-  std::map<std::pair<Rel, bool>, Round> rounds_;
+  std::map<std::tuple<Rel, bool, bool>, Round> rounds_;
   std::map<Rel, std::vector<SendRec>> sends_;
   std::map<Rel, size_t> sendCount_, recvCount_;
   std::vector<double> own_;
