@@ -1,5 +1,6 @@
 // The fused IPC kernels; the protocol is described in kernels.h and transport/cuda_ipc/ipc_view.h.
 #include "device/vec_copy.cuh"
+#include "paths/ipc/kernel_common.cuh"
 #include "paths/ipc/kernels.h"
 
 namespace gdr::paths::ipc {
@@ -16,11 +17,6 @@ __device__ __forceinline__ uint64_t loadAcquire(const uint64_t* p) {
   uint64_t v;
   asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
-}
-__device__ __forceinline__ unsigned long long globalTimer() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
 }
 
 __device__ __forceinline__ uint64_t* flagWord(const IpcView& v, int owner, int block, int src) {
@@ -85,21 +81,6 @@ __device__ void barrier(const IpcView& v, unsigned mask, BlockEpochs& ep) {
     }
   }
   __syncthreads();
-}
-
-// After saveEpochs, at the end of a kernel the status board counts: the
-// last block to finish adds one to the board's completions.
-__device__ void countDone(const IpcView& v) {
-  if (!v.countDone || !v.board) return;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();
-    if (atomicAdd(v.blocksDone, 1u) == gridDim.x - 1) {
-      *v.blocksDone = 0;  // the next counted kernel follows in stream order
-      __threadfence_system();
-      atomicAdd_system(&v.board->done, 1u);
-    }
-  }
 }
 
 __global__ void __launch_bounds__(kThreads, 2) exchangeKernel(IpcView v, Exchange x) {

@@ -24,6 +24,7 @@ namespace gdr::paths::ipc {
 
 using transport::cuda_ipc::IpcView;
 using transport::cuda_ipc::kFlagBytes;
+using transport::cuda_ipc::kLLBytes;
 using transport::cuda_ipc::kMaxBlocks;
 using transport::cuda_ipc::kMaxLocalRanks;
 
@@ -56,6 +57,15 @@ struct ReduceCall {
   gdrRedOp_t op = gdrSum;
 };
 cudaError_t launchReduce(const IpcView& v, const ReduceCall& c, cudaStream_t stream);
+
+// The LL all-reduce (ll_kernel.cu, packets described in ipc_view.h): every
+// rank stores its input as flagged packets into every peer's LL area and
+// reduces what arrives in rank order, without a barrier; for messages of at
+// most kLLBytes (c.mode is ignored). `programmatic`: launched with
+// programmatic dependent launch, so the launch overlaps the kernel before it
+// on the stream (cudaLaunchKernelEx where the toolkit has it).
+cudaError_t launchLLAllReduce(const IpcView& v, const ReduceCall& c, bool programmatic,
+                              cudaStream_t stream);
 
 // A barrier among all ranks, on the stream.
 cudaError_t launchBarrier(const IpcView& v, cudaStream_t stream);
