@@ -13,6 +13,7 @@
 #include "core/log.h"
 #include "core/memory_kind.h"
 #include "core/params.h"
+#include "paths/broadcast_from.h"
 #include "paths/host.h"
 #include "paths/p2p.h"
 #include "paths/single_rank.h"
@@ -252,12 +253,20 @@ void runIpc(Communicator& comm, const ipc::IpcView& v, const AlgoPolicy& pol, co
       for (int p = 0; p < n; ++p) {
         if (p == me) continue;
         if (me == call.root) {
-          x.src[p] = in(call.recvbuf);
+          x.src[p] = in(call.sendbuf);  // recvbuf, or gdrBroadcastFrom's sendbuf
           x.sendBytes[p] = bytes;
         } else if (p == call.root) {
           x.dst[p] = static_cast<char*>(call.recvbuf);
           x.recvBytes[p] = bytes;
         }
+      }
+      if (me == call.root && call.sendbuf != call.recvbuf) {
+        // The root's own copy rides with its sends to the next rank: the
+        // source is read once (NCCL's out-of-place broadcast does as much).
+        x.src[me] = in(call.sendbuf);
+        x.dst[me] = static_cast<char*>(call.recvbuf);
+        x.sendBytes[me] = bytes;
+        x.localWith = (me + 1) % n;
       }
       rc = ipc::launchExchange(v, x, s);
       break;
@@ -308,7 +317,7 @@ void runIpc(Communicator& comm, const ipc::IpcView& v, const AlgoPolicy& pol, co
 
 // Stream-ordered and pipelined through the progress thread: paths/staged/path.h.
 void runStaged(Communicator& comm, const CollCall& call, cudaStream_t s) {
-  staged::runCollective(comm, call, s);
+  staged::runCollective(comm, rootCopiedFirst(call, true, reinterpret_cast<gdrStream_t>(s)), s);
 }
 
 // ---- send/recv ---------------------------------------------------------------

@@ -145,6 +145,18 @@ void testMoves(gdrComm_t comm, cudaStream_t s) {
         GDR_OK(gdrBroadcast(d.p, count, t, root, comm, s));
         CUDA_OK(cudaStreamSynchronize(s));
         check("broadcast", t, gdrSum, count, true, d.get(0, bytes).data(), all.data() + root * bytes, count);
+        // Out of place (gdrBroadcastFrom): the root's copy rides in the
+        // kernel on the cuda_ipc path; its sendbuf stays as it was.
+        DevBuf from(bytes), to(bytes);
+        from.put(in);
+        to.poison();
+        GDR_OK(gdrBroadcastFrom(gRank == root ? from.p : nullptr, to.p, count, t, root, comm, s));
+        CUDA_OK(cudaStreamSynchronize(s));
+        check("broadcast(from)", t, gdrSum, count, false, to.get(0, bytes).data(),
+              all.data() + root * bytes, count);
+        if (gRank == root)
+          check("broadcast(from) sendbuf", t, gdrSum, count, false, from.get(0, bytes).data(),
+                in.data(), count);
       }
       for (bool ip : {false, true}) {  // all-gather
         std::vector<char> in;

@@ -87,7 +87,7 @@ __global__ void __launch_bounds__(kThreads, 2) exchangeKernel(IpcView v, Exchang
   __shared__ BlockEpochs ep;
   loadEpochs(v, ep);
   const int me = v.rank, b = blockIdx.x, nb = gridDim.x;
-  {  // the local part: a slice per block
+  if (x.localWith < 0) {  // the local part: a slice per block
     const size_t bytes = x.sendBytes[me];
     const size_t per = ((bytes + nb - 1) / nb + 15) / 16 * 16;
     const size_t lo = per * b;
@@ -109,9 +109,14 @@ __global__ void __launch_bounds__(kThreads, 2) exchangeKernel(IpcView v, Exchang
     if (!mask) break;
     for (int p = 0; p < v.nranks; ++p) {
       const size_t off = (b + j * grid[p]) * unit[p];
-      if (((mask >> p) & 1u) && off < x.sendBytes[p])
-        copyBytes(staging(v, p, ep.e[p] + 1, me, b), x.src[p] + off, min(unit[p], x.sendBytes[p] - off),
-                  threadIdx.x, blockDim.x, false);
+      if (((mask >> p) & 1u) && off < x.sendBytes[p]) {
+        const size_t len = min(unit[p], x.sendBytes[p] - off);
+        copyBytes(staging(v, p, ep.e[p] + 1, me, b), x.src[p] + off, len, threadIdx.x, blockDim.x,
+                  false);
+        // The same bytes, still in L2, to this rank's own destination.
+        if (p == x.localWith)
+          copyBytes(x.dst[me] + off, x.src[p] + off, len, threadIdx.x, blockDim.x, false);
+      }
     }
     barrier(v, mask, ep);
     for (int p = 0; p < v.nranks; ++p) {
@@ -241,6 +246,7 @@ cudaError_t launchExchange(const IpcView& v, const Exchange& x, cudaStream_t str
     const size_t k = (most + u - 1) / u;
     if (k > units) units = k;
   }
+  if (x.localWith >= 0) local = 0;  // it rides with peer localWith's units
   if (units == 0 && local == 0) return nothingToLaunch(v, stream);
   Exchange xx = x;
   if (!local) xx.sendBytes[v.rank] = 0;

@@ -33,11 +33,16 @@ using transport::cuda_ipc::kMaxLocalRanks;
 // Peers agree pairwise (this rank's sendBytes[p] is p's recvBytes[me]). The
 // entry for this rank is a local copy src[me] -> dst[me] (skipped if equal).
 // Broadcast, all-gather, all-to-all(v) and grouped send/recv are all this.
+// localWith >= 0 (a peer): the local copy is the data sent to that peer
+// (src[me] == src[localWith], sendBytes[me] == sendBytes[localWith]; a
+// broadcast root's own destination) and moves unit by unit with those
+// sends, so the source is read from memory once.
 struct Exchange {
   const char* src[kMaxLocalRanks] = {};
   char* dst[kMaxLocalRanks] = {};
   size_t sendBytes[kMaxLocalRanks] = {};
   size_t recvBytes[kMaxLocalRanks] = {};
+  int localWith = -1;
 };
 cudaError_t launchExchange(const IpcView& v, const Exchange& x, cudaStream_t stream);
 
