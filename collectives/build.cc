@@ -70,6 +70,7 @@ const AlgoName kAlgoNames[] = {
     {"dissemination", Algo::Dissemination},
     {"oneshot", Algo::OneShot},
     {"twoshot", Algo::TwoShot},
+    {"ll", Algo::LL},
 };
 
 void checkArgs(const CollArgs& a) {

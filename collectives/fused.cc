@@ -2,7 +2,8 @@
 
 namespace gdr::coll {
 
-FusedKind fusedAllReduceKind(int nranks, size_t bytes, size_t oneShotMax) {
+FusedKind fusedAllReduceKind(int nranks, size_t bytes, size_t oneShotMax, size_t llMax) {
+  if (bytes <= llMax) return FusedKind::LL;
   const size_t limit = oneShotMax ? oneShotMax : nranks <= 2 ? (16u << 20) - 1 : 256u << 10;
   return bytes <= limit ? FusedKind::OneShot : FusedKind::TwoShot;
 }
@@ -16,6 +17,10 @@ FusedTraffic fusedTraffic(CollKind k, int nranks, size_t bytes, size_t oneShotMa
       if (t.kind == FusedKind::OneShot) {
         // Every GPU's whole input goes to every peer; each reduces all of it.
         t.peerOut = t.peerIn = (n - 1) * s;
+        t.reduced = (n - 1) * s;
+      } else if (t.kind == FusedKind::LL) {
+        // One-shot's traffic in packets of half data, half flags.
+        t.peerOut = t.peerIn = 2 * (n - 1) * s;
         t.reduced = (n - 1) * s;
       } else {
         // Reduce-scatter then all-gather: 1/n each way per peer, twice.

@@ -13,7 +13,7 @@
 
 namespace gdr::coll {
 
-enum class FusedKind : unsigned char { OneShot, TwoShot, ReduceScatter, Reduce, Exchange };
+enum class FusedKind : unsigned char { OneShot, TwoShot, ReduceScatter, Reduce, Exchange, LL };
 
 struct FusedTraffic {
   FusedKind kind = FusedKind::Exchange;
@@ -23,16 +23,20 @@ struct FusedTraffic {
   int barriers = 1;    // kernel-wide barriers among the GPUs
 };
 
-// The all-reduce kernel's automatic choice: one-shot (every GPU pulls every
-// input, one barrier) up to 16 MiB with two ranks and 256 KiB with more,
-// two-shot (reduce-scatter then all-gather) above; `oneShotMax` nonzero
-// overrides the crossover (GDR_CUDA_IPC_ONESHOT_BYTES).
-FusedKind fusedAllReduceKind(int nranks, size_t bytes, size_t oneShotMax = 0);
-// The cuda_ipc path's all-reduce kernel: GDR_ALGO's allreduce=oneshot or
-// allreduce=twoshot when `algoSpec` forces one, else fusedAllReduceKind
-// (collectives/select.cc).
+// The all-reduce kernel's automatic choice: LL (flagged packets, no
+// barrier) up to `llMax` bytes (GDR_CUDA_IPC_LL_BYTES, capped by the LL
+// area; 0: never), one-shot (every GPU pulls every input, one barrier) up to
+// 16 MiB with two ranks and 256 KiB with more, two-shot (reduce-scatter then
+// all-gather) above; `oneShotMax` nonzero overrides that crossover
+// (GDR_CUDA_IPC_ONESHOT_BYTES).
+FusedKind fusedAllReduceKind(int nranks, size_t bytes, size_t oneShotMax = 0, size_t llMax = 0);
+// The cuda_ipc path's all-reduce kernel: GDR_ALGO's allreduce=oneshot,
+// twoshot or ll when `algoSpec` forces one, else fusedAllReduceKind
+// (collectives/select.cc). A forced ll larger than `llCapacity` (the bytes
+// the LL area holds) takes the automatic choice without LL.
 FusedKind selectFusedAllReduce(int nranks, size_t bytes, size_t oneShotMax,
-                               const std::string& algoSpec);
+                               const std::string& algoSpec, size_t llMax = 0,
+                               size_t llCapacity = 0);
 
 // The traffic of collective `k` on the fused path (the busiest rank: the
 // root for broadcast and reduce).

@@ -102,10 +102,11 @@ enum class Algo : uint8_t {
   // no schedule, so host buffers fall back to the default with a warning.
   OneShot,  // every GPU reduces every input, one barrier
   TwoShot,  // reduce-scatter then all-gather through peer memory
+  LL,       // small messages: flagged packets into every peer, no barrier
 };
-constexpr int kNumAlgos = static_cast<int>(Algo::TwoShot) + 1;
+constexpr int kNumAlgos = static_cast<int>(Algo::LL) + 1;
 // True for the fused kernels, which run only on the cuda_ipc path.
-inline bool isFused(Algo a) { return a == Algo::OneShot || a == Algo::TwoShot; }
+inline bool isFused(Algo a) { return a == Algo::OneShot || a == Algo::TwoShot || a == Algo::LL; }
 const char* algoName(Algo a);
 bool parseAlgo(const std::string& name, Algo* out);
 

@@ -29,7 +29,7 @@
 //   alltoallv      the same rule on this rank's largest block, sent or
 //                  received (ranks may differ: see alltoall.cc).
 //   barrier        dissemination.
-// The fused all-reduce kernels of the cuda_ipc path (oneshot, twoshot) are
+// The fused all-reduce kernels of the cuda_ipc path (ll, oneshot, twoshot) are
 // chosen here too (selectFusedAllReduce), so GDR_ALGO forces them.
 #include <algorithm>
 #include <atomic>
@@ -189,11 +189,16 @@ Algo select(const CollArgs& args, size_t elemBytes, const std::string& algoSpec)
 }
 
 FusedKind selectFusedAllReduce(int nranks, size_t bytes, size_t oneShotMax,
-                               const std::string& algoSpec) {
+                               const std::string& algoSpec, size_t llMax, size_t llCapacity) {
+  llMax = std::min(llMax, llCapacity);
   Algo forced;
-  if (forcedAlgo(algoSpec, CollKind::AllReduce, &forced) && isFused(forced))
-    return forced == Algo::OneShot ? FusedKind::OneShot : FusedKind::TwoShot;
-  return fusedAllReduceKind(nranks, bytes, oneShotMax);
+  if (forcedAlgo(algoSpec, CollKind::AllReduce, &forced) && isFused(forced)) {
+    if (forced == Algo::OneShot) return FusedKind::OneShot;
+    if (forced == Algo::TwoShot) return FusedKind::TwoShot;
+    if (bytes <= llCapacity) return FusedKind::LL;
+    return fusedAllReduceKind(nranks, bytes, oneShotMax);  // too large for the LL area
+  }
+  return fusedAllReduceKind(nranks, bytes, oneShotMax, llMax);
 }
 
 }  // namespace gdr::coll

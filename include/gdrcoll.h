@@ -175,6 +175,12 @@ gdrResult_t gdrAllReduce(const void* sendbuf, void* recvbuf, size_t count, gdrDa
                          gdrRedOp_t op, gdrComm_t comm, gdrStream_t stream);
 gdrResult_t gdrBroadcast(void* buffer, size_t count, gdrDataType_t datatype, int root,
                          gdrComm_t comm, gdrStream_t stream);
+/* Out of place (NCCL's ncclBroadcast): the root's sendbuf lands in recvbuf on
+ * every rank, the root's own recvbuf included; sendbuf matters on the root
+ * only (sendbuf == recvbuf or GDR_IN_PLACE: gdrBroadcast). Device buffers of
+ * one host read sendbuf once: the root's copy is part of the same kernel. */
+gdrResult_t gdrBroadcastFrom(const void* sendbuf, void* recvbuf, size_t count,
+                             gdrDataType_t datatype, int root, gdrComm_t comm, gdrStream_t stream);
 /* recvbuf matters on the root only. */
 gdrResult_t gdrReduce(const void* sendbuf, void* recvbuf, size_t count, gdrDataType_t datatype,
                       gdrRedOp_t op, int root, gdrComm_t comm, gdrStream_t stream);

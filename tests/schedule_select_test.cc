@@ -110,6 +110,36 @@ TEST(ScheduleSelect, GdrAlgoForcesTheFusedAllReduceKernels) {
   EXPECT_EQ(parsed, Algo::OneShot);
 }
 
+TEST(ScheduleSelect, TheLLAllReduceTakesSmallMessagesUpToItsLimit) {
+  const size_t cap = 65536;
+  // By size: LL up to llMax (capped by the LL area), one-shot above.
+  EXPECT_EQ(selectFusedAllReduce(2, 8, 0, "", cap, cap), FusedKind::LL);
+  EXPECT_EQ(selectFusedAllReduce(8, cap, 0, "", cap, cap), FusedKind::LL);
+  EXPECT_EQ(selectFusedAllReduce(2, cap + 1, 0, "", cap, cap), FusedKind::OneShot);
+  EXPECT_EQ(selectFusedAllReduce(2, 4096, 0, "", 1024, cap), FusedKind::OneShot);
+  EXPECT_EQ(selectFusedAllReduce(2, 4096, 0, "", 1u << 20, cap), FusedKind::LL);
+  EXPECT_EQ(selectFusedAllReduce(2, 1u << 17, 0, "", 1u << 20, cap), FusedKind::OneShot);
+  // llMax 0 (GDR_CUDA_IPC_LL_BYTES=0): never.
+  EXPECT_EQ(selectFusedAllReduce(2, 8, 0, "", 0, cap), FusedKind::OneShot);
+  // Forced: LL wherever it fits, else the default without LL (logged by
+  // nobody: the caller forced a kernel that cannot carry the message).
+  EXPECT_EQ(selectFusedAllReduce(2, cap, 0, "allreduce=ll", 0, cap), FusedKind::LL);
+  EXPECT_EQ(selectFusedAllReduce(2, cap + 1, 0, "allreduce=ll", cap, cap), FusedKind::OneShot);
+  EXPECT_EQ(selectFusedAllReduce(2, 64u << 20, 0, "allreduce=ll", cap, cap), FusedKind::TwoShot);
+  // The other kernels forced at LL sizes.
+  EXPECT_EQ(selectFusedAllReduce(2, 8, 0, "allreduce=oneshot", cap, cap), FusedKind::OneShot);
+  EXPECT_EQ(selectFusedAllReduce(2, 8, 0, "allreduce=twoshot", cap, cap), FusedKind::TwoShot);
+  Algo parsed;
+  ASSERT_TRUE(parseAlgo("ll", &parsed));
+  EXPECT_EQ(parsed, Algo::LL);
+  EXPECT_TRUE(isFused(Algo::LL));
+  // Host buffers: the default schedule.
+  const CollArgs a = args(CollKind::AllReduce, 2, 16);
+  EXPECT_EQ(select(a, 4, "allreduce=ll"), select(a, 4, ""));
+  EXPECT_EQ(fusedAllReduceKind(2, 1024, 0, cap), FusedKind::LL);
+  EXPECT_EQ(fusedAllReduceKind(2, 1024), FusedKind::OneShot);  // the simulator's default
+}
+
 TEST(ScheduleBuild, RejectsBadArguments) {
   CollArgs a = args(CollKind::Broadcast, 4, 8);
   a.root = 4;

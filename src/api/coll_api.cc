@@ -125,6 +125,24 @@ gdrResult_t gdrBroadcast(void* buffer, size_t count, gdrDataType_t datatype, int
   });
 }
 
+gdrResult_t gdrBroadcastFrom(const void* sendbuf, void* recvbuf, size_t count,
+                             gdrDataType_t datatype, int root, gdrComm_t comm, gdrStream_t stream) {
+  return guarded("gdrBroadcastFrom", comm, [&] {
+    Communicator& c = ready(comm);
+    checkType(datatype);
+    checkCount(count, 1, datatype, "count");
+    checkRealBuf(recvbuf, count, "recvbuf");
+    checkRoot(c, root);
+    const bool isRoot = c.rank() == root;
+    if (isRoot) checkBuf(sendbuf, count, "sendbuf (on the root)");
+    // Elsewhere sendbuf is not read: the call is the in-place one there.
+    const void* src = isRoot && !inPlace(sendbuf, recvbuf) ? sendbuf : recvbuf;
+    const bool dev = gdr::paths::isDeviceCall(src, recvbuf);
+    CollCall call{CollKind::Broadcast, src, recvbuf, count, datatype, gdrSum, root};
+    gdr::dispatch::collective(c, call, dev, stream);
+  });
+}
+
 gdrResult_t gdrReduce(const void* sendbuf, void* recvbuf, size_t count, gdrDataType_t datatype, gdrRedOp_t op,
                       int root, gdrComm_t comm, gdrStream_t stream) {
   return guarded("gdrReduce", comm, [&] {

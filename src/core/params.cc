@@ -39,7 +39,8 @@ const std::vector<Info> kParams = {
     // algorithms
     {"GDR_ALGO", Type::String, "",
      "Force algorithms per collective, e.g. 'allreduce=ring,bcast=binomial'; "
-     "allreduce=oneshot or allreduce=twoshot forces the fused cuda_ipc kernels for device buffers. "
+     "allreduce=ll, allreduce=oneshot or allreduce=twoshot forces the fused cuda_ipc kernels for "
+     "device buffers. "
      "See docs/algorithms.md for names."},
     {"GDR_TUNING_FILE", Type::String, "",
      "Algorithm crossovers from this table (gdr-sim --tuning-out writes one) instead of the "
@@ -168,7 +169,7 @@ const std::vector<Info> kParams = {
      "(0: the staged path through host memory)."},
     {"GDR_CUDA_IPC_CHUNK_BYTES", Type::Int, "131072",
      "Staging bytes per kernel block and source rank (a multiple of 16); each rank allocates "
-     "2 * nranks * 256 of them."},
+     "2 * nranks * 256 of them (and 2 * nranks * 128 KiB of LL packets)."},
     {"GDR_CUDA_IPC_BLOCKS", Type::Int, "128",
      "Most thread blocks one cuda_ipc kernel uses (1-256)."},
     {"GDR_CUDA_IPC_ALGO", Type::String, "auto",
@@ -178,6 +179,12 @@ const std::vector<Info> kParams = {
      "Auto picks one-shot all-reduce up to this many bytes, two-shot above (0: below 16 MiB with "
      "two "
      "ranks, up to 256 KiB with more)."},
+    {"GDR_CUDA_IPC_LL_BYTES", Type::Int, "65536",
+     "Auto picks the LL all-reduce (flagged packets, no barrier) up to this many bytes, at most "
+     "65536 (the LL area); 0: never."},
+    {"GDR_CUDA_IPC_PDL", Type::Bool, "1",
+     "Launch the LL all-reduce with programmatic dependent launch, so its launch overlaps the "
+     "kernel before it on the stream (0: a plain launch)."},
     {"GDR_CUDA_IPC_TWOSHOT_BLOCKS", Type::Int, "256",
      "Most thread blocks of the two-shot all-reduce kernel (1-256)."},
     {"GDR_CUDA_IPC_EXCHANGE_BLOCKS", Type::Int, "256",

@@ -4,6 +4,7 @@
 
 #include "core/cuda.h"
 #include "dispatch/group.h"
+#include "paths/broadcast_from.h"
 #include "paths/device.h"
 #include "paths/direct/path.h"
 #include "paths/host.h"
@@ -29,11 +30,16 @@ __attribute__((always_inline)) inline void runOnPath(Communicator& comm, const C
   if (onDevice) {
     ScopedDevice d(comm.device());
     if (paths::direct::chosen(comm))
-      paths::direct::runCollective(comm, call, stream);
+      paths::direct::runCollective(comm, paths::rootCopiedFirst(call, true, stream), stream);
     else
-      paths::runDeviceCollective(comm, call, stream);
+      paths::runDeviceCollective(comm, call, stream);  // copies as its path needs
   } else {
     beforeHostWork(comm);
+    if (__builtin_expect(paths::isBroadcastFrom(call), 0) && comm.size() > 1) {
+      const CollCall c = paths::rootCopiedFirst(call, false, stream);  // one rank: its own copy
+      if (!paths::tryOneMessage(comm, c)) paths::runHostCollective(comm, c);
+      return;
+    }
     if (!paths::tryOneMessage(comm, call)) paths::runHostCollective(comm, call);
   }
 }

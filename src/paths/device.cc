@@ -13,6 +13,7 @@
 #include "core/log.h"
 #include "core/memory_kind.h"
 #include "core/params.h"
+#include "paths/broadcast_from.h"
 #include "paths/host.h"
 #include "paths/p2p.h"
 #include "paths/single_rank.h"
@@ -51,6 +52,8 @@ using transport::cuda_ipc::IpcContext;
 struct AlgoPolicy {
   std::string algoSpec;   // GDR_ALGO as frozen at init, plus the deprecated alias
   size_t oneShotMax = 0;  // 0: by rank count (collectives/fused.h)
+  size_t llMax = 0;       // the LL kernel up to this many bytes (capped by the LL area)
+  bool llProgrammatic = true;
   int twoShotBlocks = 256;
   int wideExchangeBlocks = 256;  // all-gather and all-to-all with >= 64 MiB per peer
 };
@@ -148,6 +151,11 @@ IpcContext* ipcFor(Communicator& comm) {
       if (!overridden) st.policy.algoSpec += ",allreduce=" + legacy;
     }
     st.policy.oneShotMax = static_cast<size_t>(param::getInt("GDR_CUDA_IPC_ONESHOT_BYTES"));
+    const int64_t llMax = param::getInt("GDR_CUDA_IPC_LL_BYTES");
+    if (llMax < 0 || static_cast<size_t>(llMax) > ipc::kLLBytes)
+      throw InvalidArgument(strprintf("GDR_CUDA_IPC_LL_BYTES must be in [0, %zu]", ipc::kLLBytes));
+    st.policy.llMax = static_cast<size_t>(llMax);
+    st.policy.llProgrammatic = param::getBool("GDR_CUDA_IPC_PDL");
     st.policy.twoShotBlocks = static_cast<int>(param::getInt("GDR_CUDA_IPC_TWOSHOT_BLOCKS"));
     if (st.policy.twoShotBlocks < 1 || st.policy.twoShotBlocks > ipc::kMaxBlocks)
       throw InvalidArgument(strprintf("GDR_CUDA_IPC_TWOSHOT_BLOCKS must be in [1, %d]", ipc::kMaxBlocks));
@@ -171,13 +179,14 @@ IpcContext* ipcFor(Communicator& comm) {
 // two-shot with 256 blocks (two per SM, so one block's barrier wait overlaps
 // another's copies) wins, as it halves each GPU's reduction and local
 // traffic. With more ranks two-shot also moves less: 2(n-1)/n against n-1.
+// Up to GDR_CUDA_IPC_LL_BYTES the LL kernel goes first: no barrier, no
+// fence, and its launch overlaps the kernel before it (its crossover with
+// one-shot is not yet measured on two GPUs: one-GPU figures only).
 // The choice is the selector's (collectives/select.cc: GDR_ALGO forces
-// either kernel), whose default rule the simulator prices too.
-ipc::ReduceMode allReduceMode(const AlgoPolicy& pol, const ipc::IpcView& v, size_t bytes) {
-  return coll::selectFusedAllReduce(v.nranks, bytes, pol.oneShotMax, pol.algoSpec) ==
-                 coll::FusedKind::OneShot
-             ? ipc::ReduceMode::OneShot
-             : ipc::ReduceMode::TwoShot;
+// any kernel), whose default rule the simulator prices too.
+coll::FusedKind allReduceKind(const AlgoPolicy& pol, const ipc::IpcView& v, size_t bytes) {
+  return coll::selectFusedAllReduce(v.nranks, bytes, pol.oneShotMax, pol.algoSpec, pol.llMax,
+                                    ipc::kLLBytes);
 }
 
 // Exchanges whose per-peer size every rank knows alike (all-gather,
@@ -211,7 +220,14 @@ void runIpc(Communicator& comm, const ipc::IpcView& v, const AlgoPolicy& pol, co
       r.output = call.recvbuf;
       r.input = call.inPlace ? call.recvbuf : call.sendbuf;
       if (call.kind == CollKind::AllReduce) {
-        r.mode = allReduceMode(pol, v, call.count * eb);
+        const coll::FusedKind kind = allReduceKind(pol, v, call.count * eb);
+        if (kind == coll::FusedKind::LL) {
+          checkCuda(ipc::launchLLAllReduce(v, r, pol.llProgrammatic, s),
+                    "launching the cuda_ipc LL kernel");
+          return;
+        }
+        r.mode =
+            kind == coll::FusedKind::OneShot ? ipc::ReduceMode::OneShot : ipc::ReduceMode::TwoShot;
         if (r.mode == ipc::ReduceMode::TwoShot) {
           // Every rank picks the same grid (same size, same policy).
           ipc::IpcView wide = v;
@@ -237,12 +253,20 @@ void runIpc(Communicator& comm, const ipc::IpcView& v, const AlgoPolicy& pol, co
       for (int p = 0; p < n; ++p) {
         if (p == me) continue;
         if (me == call.root) {
-          x.src[p] = in(call.recvbuf);
+          x.src[p] = in(call.sendbuf);  // recvbuf, or gdrBroadcastFrom's sendbuf
           x.sendBytes[p] = bytes;
         } else if (p == call.root) {
           x.dst[p] = static_cast<char*>(call.recvbuf);
           x.recvBytes[p] = bytes;
         }
+      }
+      if (me == call.root && call.sendbuf != call.recvbuf) {
+        // The root's own copy rides with its sends to the next rank: the
+        // source is read once (NCCL's out-of-place broadcast does as much).
+        x.src[me] = in(call.sendbuf);
+        x.dst[me] = static_cast<char*>(call.recvbuf);
+        x.sendBytes[me] = bytes;
+        x.localWith = (me + 1) % n;
       }
       rc = ipc::launchExchange(v, x, s);
       break;
@@ -293,7 +317,7 @@ void runIpc(Communicator& comm, const ipc::IpcView& v, const AlgoPolicy& pol, co
 
 // Stream-ordered and pipelined through the progress thread: paths/staged/path.h.
 void runStaged(Communicator& comm, const CollCall& call, cudaStream_t s) {
-  staged::runCollective(comm, call, s);
+  staged::runCollective(comm, rootCopiedFirst(call, true, reinterpret_cast<gdrStream_t>(s)), s);
 }
 
 // ---- send/recv ---------------------------------------------------------------

@@ -10,9 +10,13 @@ SingleRankCopy singleRankCopy(const CollCall& call) {
   const size_t eb = gdr::typeSize(call.type);
   if (call.inPlace) return c;
   switch (call.kind) {
-    case CollKind::Broadcast:
     case CollKind::Barrier:
-      return c;  // the buffer already holds the root's data
+      return c;
+    case CollKind::Broadcast:  // in place: nothing; gdrBroadcastFrom: sendbuf to recvbuf
+      c.src = call.sendbuf;
+      c.dst = call.recvbuf;
+      c.bytes = call.count * eb;
+      break;
     case CollKind::AllToAllv:
       c.src = static_cast<const char*>(call.sendbuf) + call.sendDispls[0] * eb;
       c.dst = static_cast<char*>(call.recvbuf) + call.recvDispls[0] * eb;

@@ -24,6 +24,8 @@ const char* fusedName(coll::FusedKind k) {
       return "oneshot";
     case coll::FusedKind::TwoShot:
       return "twoshot";
+    case coll::FusedKind::LL:
+      return "ll";
     case coll::FusedKind::ReduceScatter:
       return "ipc-reducescatter";
     case coll::FusedKind::Reduce:

@@ -18,6 +18,7 @@
 #include "gdrcoll.h"
 #include "gdrcoll_mpi.h"
 #include "gpu_kernels.h"
+#include "gpu_mpi_check.h"
 #include "gpu_values.h"
 #include "security/aead.h"
 
@@ -30,24 +31,6 @@ namespace {
 int gRank = 0, gSize = 1;
 long gFailures = 0, gChecks = 0;
 std::mt19937_64 gRng;
-
-#define CUDA_OK(x)                                                                                  \
-  do {                                                                                              \
-    cudaError_t rc_ = (x);                                                                          \
-    if (rc_ != cudaSuccess) {                                                                       \
-      std::fprintf(stderr, "rank %d: %s:%d: %s: %s\n", gRank, __FILE__, __LINE__, #x, cudaGetErrorString(rc_)); \
-      MPI_Abort(MPI_COMM_WORLD, 2);                                                                 \
-    }                                                                                               \
-  } while (0)
-#define GDR_OK(x)                                                                                   \
-  do {                                                                                              \
-    gdrResult_t rc_ = (x);                                                                          \
-    if (rc_ != gdrSuccess) {                                                                        \
-      std::fprintf(stderr, "rank %d: %s:%d: %s: %s (%s)\n", gRank, __FILE__, __LINE__, #x,            \
-                   gdrGetErrorString(rc_), gdrGetLastError(nullptr));                               \
-      MPI_Abort(MPI_COMM_WORLD, 2);                                                                 \
-    }                                                                                               \
-  } while (0)
 
 size_t tsize(gdrDataType_t t) { return gdrtest::typeBytes(t); }
 
@@ -75,27 +58,7 @@ void check(const char* what, gdrDataType_t t, gdrRedOp_t op, size_t count, bool 
   if (gdrtest::mismatches(what, gRank, gSize, t, op, count, inPlace, got, want, n)) ++gFailures;
 }
 
-struct DevBuf {
-  char* p = nullptr;
-  size_t bytes = 0;
-  explicit DevBuf(size_t b) : bytes(b) { CUDA_OK(cudaMalloc(&p, b ? b : 16)); }
-  ~DevBuf() { cudaFree(p); }
-  // The tests' stream does not synchronize with the legacy default stream
-  // these run on: wait for them, or the collective races its own inputs.
-  void poison() {
-    CUDA_OK(cudaMemset(p, 0xA5, bytes ? bytes : 16));
-    CUDA_OK(cudaDeviceSynchronize());
-  }
-  void put(const std::vector<char>& h, size_t off = 0) {
-    if (!h.empty()) CUDA_OK(cudaMemcpy(p + off, h.data(), h.size(), cudaMemcpyHostToDevice));
-    CUDA_OK(cudaDeviceSynchronize());
-  }
-  std::vector<char> get(size_t off, size_t n) const {
-    std::vector<char> h(n);
-    if (n) CUDA_OK(cudaMemcpy(h.data(), p + off, n, cudaMemcpyDeviceToHost));
-    return h;
-  }
-};
+using gdrtest::DevBuf;
 
 const std::vector<gdrDataType_t> kTypes = {gdrInt8,    gdrUint8,   gdrInt32,      gdrUint32,    gdrInt64,  gdrUint64,
                                           gdrFloat16, gdrBfloat16, gdrFloat32, gdrFloat64, gdrFloat8e4m3, gdrFloat8e5m2};
@@ -182,6 +145,18 @@ void testMoves(gdrComm_t comm, cudaStream_t s) {
         GDR_OK(gdrBroadcast(d.p, count, t, root, comm, s));
         CUDA_OK(cudaStreamSynchronize(s));
         check("broadcast", t, gdrSum, count, true, d.get(0, bytes).data(), all.data() + root * bytes, count);
+        // Out of place (gdrBroadcastFrom): the root's copy rides in the
+        // kernel on the cuda_ipc path; its sendbuf stays as it was.
+        DevBuf from(bytes), to(bytes);
+        from.put(in);
+        to.poison();
+        GDR_OK(gdrBroadcastFrom(gRank == root ? from.p : nullptr, to.p, count, t, root, comm, s));
+        CUDA_OK(cudaStreamSynchronize(s));
+        check("broadcast(from)", t, gdrSum, count, false, to.get(0, bytes).data(),
+              all.data() + root * bytes, count);
+        if (gRank == root)
+          check("broadcast(from) sendbuf", t, gdrSum, count, false, from.get(0, bytes).data(),
+                in.data(), count);
       }
       for (bool ip : {false, true}) {  // all-gather
         std::vector<char> in;
@@ -472,9 +447,21 @@ void testSealedTamper(gdrComm_t comm, cudaStream_t s) {
          "the other ranks' rows were not delivered intact");
 }
 
+// The totals over every rank; the exit status.
+int finish(cudaStream_t s) {
+  long tot = 0, checks = 0;
+  MPI_Allreduce(&gFailures, &tot, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(&gChecks, &checks, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (gRank == 0) std::printf("gpu tests: %ld checks, %ld failed (%d ranks)\n", checks, tot, gSize);
+  CUDA_OK(cudaStreamDestroy(s));
+  MPI_Finalize();
+  return tot ? 1 : 0;
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &gRank);
+  gdrtest::gMpiRank = gRank;
   MPI_Comm_size(MPI_COMM_WORLD, &gSize);
   int ndev = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
@@ -485,7 +472,13 @@ int main(int argc, char** argv) {
   CUDA_OK(cudaSetDevice(gRank % ndev));
   std::random_device rd;
   gRng.seed((static_cast<uint64_t>(rd()) << 32) ^ rd() ^ gRank);
-  const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+  // --quick: without the 256 MiB all-reduce; --ipc-only: without the
+  // staged-path sections (runs that force a fused kernel never reach them).
+  bool quick = false, ipcOnly = false;
+  for (int i = 1; i < argc; ++i) {
+    quick = quick || std::string(argv[i]) == "--quick";
+    ipcOnly = ipcOnly || std::string(argv[i]) == "--ipc-only";
+  }
 
   cudaStream_t s;
   CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -517,6 +510,7 @@ int main(int argc, char** argv) {
   section("gdrcoll vs NCCL (integers, exact)", [&] { testVsNccl(comm, s); });
 #endif
   GDR_OK(gdrCommDestroy(comm));
+  if (ipcOnly) return finish(s);
 
   // The staged path (what ranks on different hosts get), forced on one host.
   setenv("GDR_TRANSPORT", "socket", 1);
@@ -540,12 +534,5 @@ int main(int argc, char** argv) {
   gdrCommDestroy(sealed);  // failed on purpose by the last section
   unsetenv("GDR_TRANSPORT");
   unsetenv("GDR_ENCRYPT");
-
-  long tot = 0, checks = 0;
-  MPI_Allreduce(&gFailures, &tot, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-  MPI_Allreduce(&gChecks, &checks, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-  if (gRank == 0) std::printf("gpu tests: %ld checks, %ld failed (%d ranks)\n", checks, tot, gSize);
-  CUDA_OK(cudaStreamDestroy(s));
-  MPI_Finalize();
-  return tot ? 1 : 0;
+  return finish(s);
 }

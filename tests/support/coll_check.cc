@@ -78,11 +78,24 @@ void checkReduceScatter(gdrComm_t comm, int rank, int n, const CollCase& c) {
             [&](size_t i) { return gdrref::expectedReduce(c.type, c.op, rank * c.count + i, n, c.seed); });
 }
 
+// In place: gdrBroadcast; else gdrBroadcastFrom, whose sendbuf only the
+// root has (NULL elsewhere: never read there) and keeps unchanged.
 void checkBroadcast(gdrComm_t comm, int rank, int, const CollCase& c) {
-  auto buf = rank == c.root ? inputs(c, c.root, c.count) : poisoned(c, c.count);
-  expectOk(gdrBroadcast(buf.data(), c.count, c.type, c.root, comm, nullptr), "gdrBroadcast", comm);
-  expectAll("broadcast", c, buf.data(), c.count,
-            [&](size_t i) { return static_cast<double>(gdrref::inputValue(c.type, c.op, c.root, i, c.seed)); });
+  const bool root = rank == c.root;
+  auto buf = root && c.inPlace ? inputs(c, c.root, c.count) : poisoned(c, c.count);
+  const auto send = inputs(c, c.root, c.count);
+  if (c.inPlace)
+    expectOk(gdrBroadcast(buf.data(), c.count, c.type, c.root, comm, nullptr), "gdrBroadcast",
+             comm);
+  else
+    expectOk(gdrBroadcastFrom(root ? send.data() : nullptr, buf.data(), c.count, c.type, c.root,
+                              comm, nullptr),
+             "gdrBroadcastFrom", comm);
+  expectAll(c.inPlace ? "broadcast" : "broadcast(from)", c, buf.data(), c.count, [&](size_t i) {
+    return static_cast<double>(gdrref::inputValue(c.type, c.op, c.root, i, c.seed));
+  });
+  if (root && !c.inPlace)
+    CHILD_CHECK(send == inputs(c, c.root, c.count), "gdrBroadcastFrom changed the root's sendbuf");
 }
 
 void checkAllGather(gdrComm_t comm, int rank, int n, const CollCase& c) {

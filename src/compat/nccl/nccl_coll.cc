@@ -191,12 +191,12 @@ ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, n
   ncclResult_t one;
   if (root == 0 && oneRankCopy("ncclBroadcast", comm, sendbuff, recvbuff, count, datatype, stream, &one)) return one;
   const SimCall sim = simCall(gdr::CollKind::Broadcast, count, datatype, root);
+  // Out of place in one call: on one host's GPUs the root's copy rides in
+  // the broadcast kernel, so sendbuff is read once.
   return enqueue("ncclBroadcast", comm, sim, [=](Comm& c) {
-    const gdrDataType_t t = toGdrType(datatype);
-    const size_t bytes = count * typeBytes(datatype);
-    if (c.rank == root && sendbuff)
-      groupStep(c, [=] { copyBytes(recvbuff, sendbuff, bytes, stream); });
-    checkGdr(gdrBroadcast(recvbuff, count, t, root, c.gdr, toGdr(stream)), c.gdr);
+    checkGdr(gdrBroadcastFrom(sendbuff ? sendbuff : recvbuff, recvbuff, count, toGdrType(datatype),
+                              root, c.gdr, toGdr(stream)),
+             c.gdr);
   });
 }
 

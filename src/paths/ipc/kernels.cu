@@ -1,5 +1,6 @@
 // The fused IPC kernels; the protocol is described in kernels.h and transport/cuda_ipc/ipc_view.h.
 #include "device/vec_copy.cuh"
+#include "paths/ipc/kernel_common.cuh"
 #include "paths/ipc/kernels.h"
 
 namespace gdr::paths::ipc {
@@ -16,11 +17,6 @@ __device__ __forceinline__ uint64_t loadAcquire(const uint64_t* p) {
   uint64_t v;
   asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
-}
-__device__ __forceinline__ unsigned long long globalTimer() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
 }
 
 __device__ __forceinline__ uint64_t* flagWord(const IpcView& v, int owner, int block, int src) {
@@ -87,26 +83,11 @@ __device__ void barrier(const IpcView& v, unsigned mask, BlockEpochs& ep) {
   __syncthreads();
 }
 
-// After saveEpochs, at the end of a kernel the status board counts: the
-// last block to finish adds one to the board's completions.
-__device__ void countDone(const IpcView& v) {
-  if (!v.countDone || !v.board) return;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();
-    if (atomicAdd(v.blocksDone, 1u) == gridDim.x - 1) {
-      *v.blocksDone = 0;  // the next counted kernel follows in stream order
-      __threadfence_system();
-      atomicAdd_system(&v.board->done, 1u);
-    }
-  }
-}
-
 __global__ void __launch_bounds__(kThreads, 2) exchangeKernel(IpcView v, Exchange x) {
   __shared__ BlockEpochs ep;
   loadEpochs(v, ep);
   const int me = v.rank, b = blockIdx.x, nb = gridDim.x;
-  {  // the local part: a slice per block
+  if (x.localWith < 0) {  // the local part: a slice per block
     const size_t bytes = x.sendBytes[me];
     const size_t per = ((bytes + nb - 1) / nb + 15) / 16 * 16;
     const size_t lo = per * b;
@@ -128,9 +109,14 @@ __global__ void __launch_bounds__(kThreads, 2) exchangeKernel(IpcView v, Exchang
     if (!mask) break;
     for (int p = 0; p < v.nranks; ++p) {
       const size_t off = (b + j * grid[p]) * unit[p];
-      if (((mask >> p) & 1u) && off < x.sendBytes[p])
-        copyBytes(staging(v, p, ep.e[p] + 1, me, b), x.src[p] + off, min(unit[p], x.sendBytes[p] - off),
-                  threadIdx.x, blockDim.x, false);
+      if (((mask >> p) & 1u) && off < x.sendBytes[p]) {
+        const size_t len = min(unit[p], x.sendBytes[p] - off);
+        copyBytes(staging(v, p, ep.e[p] + 1, me, b), x.src[p] + off, len, threadIdx.x, blockDim.x,
+                  false);
+        // The same bytes, still in L2, to this rank's own destination.
+        if (p == x.localWith)
+          copyBytes(x.dst[me] + off, x.src[p] + off, len, threadIdx.x, blockDim.x, false);
+      }
     }
     barrier(v, mask, ep);
     for (int p = 0; p < v.nranks; ++p) {
@@ -260,6 +246,7 @@ cudaError_t launchExchange(const IpcView& v, const Exchange& x, cudaStream_t str
     const size_t k = (most + u - 1) / u;
     if (k > units) units = k;
   }
+  if (x.localWith >= 0) local = 0;  // it rides with peer localWith's units
   if (units == 0 && local == 0) return nothingToLaunch(v, stream);
   Exchange xx = x;
   if (!local) xx.sendBytes[v.rank] = 0;

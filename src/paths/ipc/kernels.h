@@ -24,6 +24,7 @@ namespace gdr::paths::ipc {
 
 using transport::cuda_ipc::IpcView;
 using transport::cuda_ipc::kFlagBytes;
+using transport::cuda_ipc::kLLBytes;
 using transport::cuda_ipc::kMaxBlocks;
 using transport::cuda_ipc::kMaxLocalRanks;
 
@@ -32,11 +33,16 @@ using transport::cuda_ipc::kMaxLocalRanks;
 // Peers agree pairwise (this rank's sendBytes[p] is p's recvBytes[me]). The
 // entry for this rank is a local copy src[me] -> dst[me] (skipped if equal).
 // Broadcast, all-gather, all-to-all(v) and grouped send/recv are all this.
+// localWith >= 0 (a peer): the local copy is the data sent to that peer
+// (src[me] == src[localWith], sendBytes[me] == sendBytes[localWith]; a
+// broadcast root's own destination) and moves unit by unit with those
+// sends, so the source is read from memory once.
 struct Exchange {
   const char* src[kMaxLocalRanks] = {};
   char* dst[kMaxLocalRanks] = {};
   size_t sendBytes[kMaxLocalRanks] = {};
   size_t recvBytes[kMaxLocalRanks] = {};
+  int localWith = -1;
 };
 cudaError_t launchExchange(const IpcView& v, const Exchange& x, cudaStream_t stream);
 
@@ -56,6 +62,15 @@ struct ReduceCall {
   gdrRedOp_t op = gdrSum;
 };
 cudaError_t launchReduce(const IpcView& v, const ReduceCall& c, cudaStream_t stream);
+
+// The LL all-reduce (ll_kernel.cu, packets described in ipc_view.h): every
+// rank stores its input as flagged packets into every peer's LL area and
+// reduces what arrives in rank order, without a barrier; for messages of at
+// most kLLBytes (c.mode is ignored). `programmatic`: launched with
+// programmatic dependent launch, so the launch overlaps the kernel before it
+// on the stream (cudaLaunchKernelEx where the toolkit has it).
+cudaError_t launchLLAllReduce(const IpcView& v, const ReduceCall& c, bool programmatic,
+                              cudaStream_t stream);
 
 // A barrier among all ranks, on the stream.
 cudaError_t launchBarrier(const IpcView& v, cudaStream_t stream);

@@ -103,6 +103,9 @@ std::unique_ptr<IpcContext> IpcContext::create(const IpcPeers& peers, std::strin
                    "cudaHostGetDevicePointer") &&
               step(cudaMalloc(reinterpret_cast<void**>(&v.blocksDone), sizeof(unsigned)), "cudaMalloc") &&
               step(cudaMemset(v.blocksDone, 0, sizeof(unsigned)), "cudaMemset") &&
+              step(cudaMalloc(reinterpret_cast<void**>(&v.llEpochs), kLLMaxBlocks * sizeof(uint32_t)),
+                   "cudaMalloc") &&
+              step(cudaMemset(v.llEpochs, 0, kLLMaxBlocks * sizeof(uint32_t)), "cudaMemset") &&
               step(cudaIpcGetMemHandle(&mine.handle, ctx->own_), "cudaIpcGetMemHandle") &&
               step(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     if (ctx->hostError_) *ctx->hostError_ = 0;
@@ -172,6 +175,7 @@ IpcContext::~IpcContext() {
   if (hostError_) cudaFreeHost(hostError_);
   if (hostBoard_) cudaFreeHost(hostBoard_);
   if (view_.blocksDone) cudaFree(view_.blocksDone);
+  if (view_.llEpochs) cudaFree(view_.llEpochs);
   if (swap) cudaSetDevice(cur);
   cudaGetLastError();
 }
