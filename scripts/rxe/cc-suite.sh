@@ -12,7 +12,8 @@
 # bottleneck), CC_LIMIT (tbf queue bytes, default 65536: 50 ms at 10mbit,
 # short against the 2 MiB credit window, so overflow drops), CC_BYTES and
 # CC_ITERS (per send and warm-up pass), CC_IB_TIMEOUT (GDR_IB_TIMEOUT of the
-# runs, default 14: 67 ms; the library's 20 is 4 s per tail loss),
+# runs, default 14: 67 ms; the library's 20 is 4 s per tail loss; bursts:
+# 18, 1.07 s, above its shaped queue's delay, see there),
 # CC_BACKLOG (net.core.netdev_max_backlog for the bursts, default: the
 # kernel's 1000), CC_RXE_DEBUG=1 (rxe's debug messages, counted per cell;
 # =errors: only its QPs moving to the error state). A scenario word with=K=V[,K=V] sets variables for the
@@ -184,6 +185,11 @@ bursts() {
     if [ "${CC_BURST_SHAPE:-1}" = 1 ]; then shape_rate p2; sh="${CC_SHAPER:-tbf} rate $RATE limit $LIMIT bytes"; else sh="unshaped"; fi
     say "[bursts] 4 ranks on cc0..cc3 all-reduce (arbw, ${CC_BURST_BYTES:-1048576} bytes) while ib_write_bw cc0 -> cc2 runs 1 s on, 1 s off; p2: $sh"
     [ -n "${CC_BACKLOG:-}" ] && sysctl -q -w net.core.netdev_max_backlog=$CC_BACKLOG
+    # The QPs' ACK timeout must exceed the shaped queue's delay (netem's
+    # 954 packets at 20 mbit hold 0.42 s): at 14 (67 ms) every full queue
+    # timed out the QPs behind it, a third of the packets arrived twice
+    # (go-back-N) and the QPs ended in error (bench/results/congestion.md 5d).
+    bt=${CC_IB_TIMEOUT:-18}
     # CC_RXE_DEBUG=1: every debug message of rxe into the kernel log (its
     # state machines print a line per packet: it slows the guest), =errors:
     # only "qp#N moved to error state"; counted per cell.
@@ -192,7 +198,7 @@ bursts() {
         if [ "$CC_RXE_DEBUG" = errors ]; then m="format \"moved to error state\" +p"; else m="module rdma_rxe +p"; fi
         echo "$m" > /sys/kernel/debug/dynamic_debug/control || say "[bursts] no dynamic debug ($m)"
     fi
-    say "[bursts] GDR_IB_TIMEOUT=${CC_IB_TIMEOUT:-14} GDR_IB_RETRY_CNT=${GDR_IB_RETRY_CNT:-7} netdev_max_backlog=$(sysctl -n net.core.netdev_max_backlog) GDR_IB_QPS_PER_PEER=${GDR_IB_QPS_PER_PEER:-2}"
+    say "[bursts] GDR_IB_TIMEOUT=$bt GDR_IB_RETRY_CNT=${GDR_IB_RETRY_CNT:-7} netdev_max_backlog=$(sysctl -n net.core.netdev_max_backlog) GDR_IB_QPS_PER_PEER=${GDR_IB_QPS_PER_PEER:-2}"
     say "| GDR_IB_CC | GDR_IB_CHUNK | all-reduce us | algbw MB/s | busbw MB/s |"
     say "| --- | --- | ---: | ---: | ---: |"
     for v in ${CC_BURST_VARIANTS:-off fixed linerate auto}; do
@@ -205,7 +211,7 @@ bursts() {
             bg=$!
             rm -f /tmp/bursts.stop
             snap > /tmp/snap.0; k0=$(dmesg | wc -l)
-            env GDR_IB_CC=$v GDR_IB_CHUNK=$ch GDR_IB_TIMEOUT=${CC_IB_TIMEOUT:-14} GDR_TEST_BW_SIZES=${CC_BURST_BYTES:-1048576} GDR_TEST_BW_ITERS=${CC_BURST_ITERS:-3} \
+            env GDR_IB_CC=$v GDR_IB_CHUNK=$ch GDR_IB_TIMEOUT=$bt GDR_TEST_BW_SIZES=${CC_BURST_BYTES:-1048576} GDR_TEST_BW_ITERS=${CC_BURST_ITERS:-3} \
                 RANK_HCAS="cc0 cc1 cc2 cc3" $R 4 280 $T arbw > /tmp/bursts.$v.$ch 2>&1 || FAILS=$((FAILS + 1))
             touch /tmp/bursts.stop; wait $bg
             snap > /tmp/snap.1
