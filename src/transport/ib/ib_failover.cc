@@ -50,10 +50,11 @@ bool IbEndpoint::failover(const ibv_wc& wc, int d) {
     // down (otherwise it is this side's own fault, and not moved). A remote
     // invalid request is the responder refusing a packet of this QP, which
     // puts both ends of it in error: rxe 6.1 did so in the shaped bursts
-    // scenario (bench/results/congestion.md, section 5), where nothing but
-    // the drops differed from runs that pass. The eager chunks go again on
-    // the others as for a port; a request this side built wrong would be
-    // refused on every QP, so the last one still fails the connection.
+    // scenario while spurious retransmissions flooded it (an ACK timeout
+    // below the queue's delay: bench/results/congestion.md 5b-5d). The
+    // eager chunks go again on the others as for a port; a request this
+    // side built wrong would be refused on every QP, so the last one still
+    // fails the connection.
     const bool path = wc.status == IBV_WC_RETRY_EXC_ERR || wc.status == IBV_WC_WR_FLUSH_ERR ||
                       wc.status == IBV_WC_REM_INV_REQ_ERR ||
                       (wc.status == IBV_WC_LOC_QP_OP_ERR && !portActive(q));
