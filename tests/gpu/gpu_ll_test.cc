@@ -435,6 +435,7 @@ void runBench(int local) {
                       {"ll, plain launch", "allreduce=ll", "0"},
                       {"oneshot", "allreduce=oneshot", "1"},
                       {"twoshot", "allreduce=twoshot", "1"}};
+  gN = local > 0 ? local : gProcs;  // for the header: openRanks sets it per communicator
   if (gProc == 0)
     std::printf("# one GPU, %d ranks (%s); float32 sum; us\n# %-17s %8s %10s %10s %12s %12s\n", gN,
                 local > 0 ? "communicators of one process" : "one process each", "kernel", "bytes",
