@@ -180,8 +180,10 @@ IpcContext* ipcFor(Communicator& comm) {
 // another's copies) wins, as it halves each GPU's reduction and local
 // traffic. With more ranks two-shot also moves less: 2(n-1)/n against n-1.
 // Up to GDR_CUDA_IPC_LL_BYTES the LL kernel goes first: no barrier, no
-// fence, and its launch overlaps the kernel before it (its crossover with
-// one-shot is not yet measured on two GPUs: one-GPU figures only).
+// fence, and its launch overlaps the kernel before it. The default is 0
+// (only GDR_ALGO=allreduce=ll picks it) until a run on two GPUs has checked
+// it and measured its crossover with one-shot (bench/results/h200x2.md has
+// one-GPU figures only).
 // The choice is the selector's (collectives/select.cc: GDR_ALGO forces
 // any kernel), whose default rule the simulator prices too.
 coll::FusedKind allReduceKind(const AlgoPolicy& pol, const ipc::IpcView& v, size_t bytes) {

@@ -68,6 +68,49 @@ std::vector<char> reduceRef(const std::vector<const char*>& src, size_t count, g
   return ref;
 }
 
+std::vector<char> reduceRefRoundedOnce(const std::vector<const char*>& src, size_t count,
+                                       gdrDataType_t t, gdrRedOp_t op) {
+  if (!isFloat(t)) return reduceRef(src, count, t, op);
+  const size_t eb = typeBytes(t);
+  std::vector<char> ref(count * eb);
+  for (size_t i = 0; i < count; ++i) {
+    double a = asDouble(t, src[0] + i * eb);
+    for (size_t r = 1; r < src.size(); ++r) {
+      const double x = asDouble(t, src[r] + i * eb);
+      a = op == gdrProd  ? a * x
+          : op == gdrMax ? std::max(a, x)
+          : op == gdrMin ? std::min(a, x)
+                         : a + x;
+    }
+    if (op == gdrAvg) a /= static_cast<double>(src.size());
+    char* p = ref.data() + i * eb;
+    const float f = static_cast<float>(a);
+    switch (t) {
+      case gdrFloat16:
+        *reinterpret_cast<uint16_t*>(p) = floatToHalf(f);
+        break;
+      case gdrBfloat16:
+        *reinterpret_cast<uint16_t*>(p) = floatToBf16(f);
+        break;
+      case gdrFloat32:
+        *reinterpret_cast<float*>(p) = f;
+        break;
+      case gdrFloat64:
+        *reinterpret_cast<double*>(p) = a;
+        break;
+      case gdrFloat8e4m3:
+        *reinterpret_cast<uint8_t*>(p) = floatToFp8e4m3(f);
+        break;
+      case gdrFloat8e5m2:
+        *reinterpret_cast<uint8_t*>(p) = floatToFp8e5m2(f);
+        break;
+      default:
+        break;
+    }
+  }
+  return ref;
+}
+
 long mismatches(const char* what, int rank, int nranks, gdrDataType_t t, gdrRedOp_t op, size_t count, bool inPlace,
                 const char* got, const char* want, size_t n) {
   const size_t eb = typeBytes(t);
