@@ -18,6 +18,8 @@
 namespace gdr::dev {
 
 // `word`: the device address of host-mapped memory.
+// Loads the kernel now (see preloadReduceKernels, device_reduce.h).
+cudaError_t preloadWaitWord();
 cudaError_t launchWaitWord(const uint32_t* word, uint32_t value, uint64_t timeoutNs,
                            cudaStream_t stream);
 
