@@ -17,7 +17,12 @@
 // contexts, as the test's ranks are): a child forked before any CUDA call
 // makes the copies and the kernel in its own context while the parent's
 // stream waits.
-//   wait_probe [--fork]
+// --preload: the kernel is loaded (cudaFuncGetAttributes) before the wait.
+// On the H200 (session 10) the plain run blocked the host within its first
+// stream, before any line came out, most likely at the kernel's first
+// launch: under lazy module loading a kernel's loading can wait for the
+// context to synchronize, which a pending stream wait never lets happen.
+//   wait_probe [--fork] [--preload]
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <signal.h>
@@ -104,7 +109,14 @@ int child(int ready) {
 }
 
 int main(int argc, char** argv) {
-  const bool forked = argc > 1 && std::strcmp(argv[1], "--fork") == 0;
+  // Unbuffered: a call that blocks the host gets the probe killed, and
+  // the lines up to it must survive.
+  setvbuf(stdout, nullptr, _IONBF, 0);
+  bool forked = false, preload = false;
+  for (int i = 1; i < argc; ++i) {
+    forked |= std::strcmp(argv[i], "--fork") == 0;
+    preload |= std::strcmp(argv[i], "--preload") == 0;
+  }
   pid_t pid = -1;
   int ready[2] = {-1, -1};
   if (forked) {
@@ -126,6 +138,11 @@ int main(int argc, char** argv) {
   CK(cudaHostGetDevicePointer(&wordDev, word, 0));
   const Work work = makeWork();
   CK(cudaDeviceSynchronize());
+  if (preload) {  // the kernel loaded now, not at its first launch (lazy module loading)
+    cudaFuncAttributes attr;
+    CK(cudaFuncGetAttributes(&attr, touch));
+    std::printf("touch loaded before the wait (--preload)\n");
+  }
   cudaStream_t w;
   CK(cudaStreamCreateWithFlags(&w, cudaStreamNonBlocking));
   CUresult cr =
@@ -169,10 +186,11 @@ int main(int argc, char** argv) {
         cudaStream_t s;
         CK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, pass ? hi : lo));
         all.push_back(s);
+        std::printf("  %s:", kKinds[kind]);  // before a call that may block the host
         queue(work, kind, s);
         const bool ok = drains(s, 300);
         if (!ok) ++blocked[kind];
-        std::printf("  %s %s", kKinds[kind], ok ? "done" : "BLOCKED");
+        std::printf(" %s", ok ? "done" : "BLOCKED");
       }
       ++tried;
       std::printf("\n");

@@ -57,4 +57,20 @@ cudaError_t launchReduce(void* dst, const void* const* srcs, int nsrc, size_t co
   return rc;
 }
 
+cudaError_t preloadReduceKernels() {
+  cudaError_t rc = cudaSuccess;
+  for (int t = 0; t < gdrNumTypes; ++t)
+    dispatchType(static_cast<gdrDataType_t>(t), [&](auto ty) {
+      using T = decltype(ty);
+      for (int op = 0; op < gdrNumOps; ++op)
+        dispatchOp(static_cast<gdrRedOp_t>(op), [&](auto o) {
+          using Op = decltype(o);
+          cudaFuncAttributes attr;
+          const cudaError_t e = cudaFuncGetAttributes(&attr, reduceKernel<T, Op>);
+          if (rc == cudaSuccess) rc = e;
+        });
+    });
+  return rc;
+}
+
 }  // namespace gdr::dev

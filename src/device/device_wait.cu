@@ -25,6 +25,11 @@ __global__ void waitWordKernel(const volatile uint32_t* word, uint32_t value, ui
 
 }  // namespace
 
+cudaError_t preloadWaitWord() {
+  cudaFuncAttributes attr;
+  return cudaFuncGetAttributes(&attr, waitWordKernel);
+}
+
 cudaError_t launchWaitWord(const uint32_t* word, uint32_t value, uint64_t timeoutNs,
                            cudaStream_t stream) {
   waitWordKernel<<<1, 1, 0, stream>>>(word, value, timeoutNs);

@@ -112,6 +112,17 @@ class DirectContext final : public PathState, public AsyncDriver {
     wordsDev_ = reinterpret_cast<CUdeviceptr>(dev);
     flush_ = needsFlush(comm.device());
     const int device = comm.device();
+    if (!hostOrder_) {
+      // Flags order launches kernels while its stream waits for a word:
+      // none of the path's may be loaded lazily then (device_reduce.h).
+      checkCuda(dev::preloadReduceKernels(), "loading the reduction kernels (GPUDirect path)");
+      checkCuda(dev::preloadWaitWord(), "loading the wait kernel (GPUDirect path)");
+      GDR_INFO(kColl,
+               "GPUDirect path, GDR_DIRECT_ORDER=flags: its kernels are loaded up front; a kernel "
+               "the program launches for the first time while one of its operations waits can "
+               "stall until the wait ends under lazy module loading (CUDA_MODULE_LOADING=EAGER "
+               "avoids it)");
+    }
     // The transport's CUDA copies (software NIC, eager copy-out) run on this thread.
     engine_ = std::make_unique<progress::Engine>(
         progressThreadConfig(comm, kRing, "GPUDirect-path progress thread",

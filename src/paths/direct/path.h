@@ -15,13 +15,13 @@
 // the start word, runs the network part and writes the done word; the
 // stream then runs the phase's kernels; the call returns at once. The wait
 // is a one-thread kernel polling the word (GDR_DIRECT_WAIT=kernel, the
-// default, device/device_wait.h), not cuStreamWaitValue32
-// (GDR_DIRECT_WAIT=stream): with the latter, on the H200 machine, the run
-// hung once the transport made CUDA copies of its own in the process while
-// the stream waited (the software NIC's writes, the eager copies between
-// host slots and device memory), most likely because a stream memory wait
-// stalls the hardware queue its stream is mapped to, which other streams
-// share (scripts/gpu/wait_probe.cu asks).
+// default, device/device_wait.h) or cuStreamWaitValue32 (=stream). Flags
+// order hangs on the H200 machine with either wait (docs/gpudirect.md):
+// in one process, CUDA calls block the host while a stream waits, most
+// likely lazy module loading (a kernel's first launch waiting for a context
+// synchronization the pending wait never allows); so flags order loads the
+// path's kernels up front, and CUDA_MODULE_LOADING=EAGER is the cure to
+// test for the rest. Host order is the default.
 // A failed operation fails the communicator with an error naming the peer;
 // in flags mode the done word is still written (the engine's rule), so the
 // stream never waits forever; the next call returns the error.
