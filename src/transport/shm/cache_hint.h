@@ -14,4 +14,15 @@ inline void demoteLine(const void* p) {
 #endif
 }
 
+// Asks for a line this core writes next in exclusive state ahead of the
+// store (PREFETCHW; a NOP where the CPU lacks it), so the store does not
+// wait for the other core's copy to be invalidated.
+inline void prefetchForWrite(const void* p) {
+#if defined(__x86_64__)
+  asm volatile("prefetchw (%0)" : : "r"(p));
+#else
+  __builtin_prefetch(p, 1, 3);
+#endif
+}
+
 }  // namespace gdr::transport::shm
