@@ -74,14 +74,25 @@ struct TwoDevices {
     }
     return true;
   }
-  bool exchange(std::vector<std::unique_ptr<Msg>>& ms) {
+  // Posts every message (receives first), then moves both ends n times.
+  void start(std::vector<std::unique_ptr<Msg>>& ms, int n) {
     for (auto& m : ms) b->postRecv(&m->r);
     for (auto& m : ms) a->postSend(&m->s);
+    for (int i = 0; i < n; ++i) {
+      a->progress();
+      b->progress();
+    }
+  }
+  bool finish(std::vector<std::unique_ptr<Msg>>& ms) {
     return run([&] {
       for (auto& m : ms)
         if (!m->s.complete || !m->r.complete) return false;
       return true;
     });
+  }
+  bool exchange(std::vector<std::unique_ptr<Msg>>& ms) {
+    start(ms, 0);
+    return finish(ms);
   }
 };
 
@@ -123,6 +134,31 @@ TEST(IbDevices, EagerAndZeroCopyMessagesGoOverBothDevices) {
   EXPECT_EQ(t.b->stats().cpuCopyBytes, 100000u + 100002 + 100004);  // the eager ones only
 }
 
+// softnic1's QPs hold their writes, so its congestion window (fixed, two
+// chunks) stays full: the chunks whose turn falls on softnic1 go on
+// softnic0's QPs meanwhile, up to the credit window (8 slots), instead of
+// waiting behind the full window (5 chunks at most then), and every message
+// arrives intact once softnic1 moves again.
+TEST(IbDevices, AFullWindowOnOneDeviceSendsTheChunksBehindItOnTheOther) {
+  IbEndpointConfig c = cfg(0);
+  c.cc.mode = CcMode::Fixed;
+  c.cc.fixedWindow = 128 * 1024;
+  TwoDevices t(c);
+  softnic::holdQp(t.ia.qpn[1], true);
+  softnic::holdQp(t.ia.qpn[3], true);
+  std::vector<std::unique_ptr<Msg>> ms;
+  for (int i = 0; i < 4; ++i) ms.push_back(std::make_unique<Msg>(300000, i + 1));
+  t.start(ms, 200);
+  const IbStats held = t.a->stats();
+  softnic::holdQp(t.ia.qpn[1], false);
+  softnic::holdQp(t.ia.qpn[3], false);
+  EXPECT_EQ(held.chunksPerQp[1] + held.chunksPerQp[3], 2u);  // softnic1's window
+  EXPECT_GE(held.chunksSent, 8u);
+  EXPECT_GT(held.chunksPlacedByRoom, 0u);
+  ASSERT_TRUE(t.finish(ms));
+  for (auto& m : ms) EXPECT_EQ(m->dst, m->src);
+}
+
 // a's QP 1 (softnic1) holds its writes, so they are in flight when the
 // device's port goes down; its oldest write completes with `first`.
 void deviceDownMidTransfer(ibv_wc_status first) {
@@ -130,21 +166,12 @@ void deviceDownMidTransfer(ibv_wc_status first) {
   softnic::holdQp(t.ia.qpn[1], true);
   std::vector<std::unique_ptr<Msg>> ms;
   for (int i = 0; i < 8; ++i) ms.push_back(std::make_unique<Msg>(300000, i + 1));
-  for (auto& m : ms) t.b->postRecv(&m->r);
-  for (auto& m : ms) t.a->postSend(&m->s);
-  for (int i = 0; i < 50; ++i) {
-    t.a->progress();
-    t.b->progress();
-  }
+  t.start(ms, 50);
   softnic::portDown(1, 1, first);
   softnic::holdQp(t.ia.qpn[1], false);
   bool done = false;
   try {
-    done = t.run([&] {
-      for (auto& m : ms)
-        if (!m->s.complete || !m->r.complete) return false;
-      return true;
-    });
+    done = t.finish(ms);
   } catch (...) {
     softnic::portUp(1, 1);
     throw;

@@ -63,6 +63,29 @@ TEST(IbLanes, ADownQpsShareGoesEvenlyToTheOthersOnly) {
   for (int q : {0, 2, 3}) EXPECT_NEAR(moved[q], 10000 / 3, 400) << "QP " << q;
 }
 
+// QPs 1 and 3 stand for a second device whose congestion window is full.
+TEST(IbLanes, AChunkWhoseQpHasNoRoomGoesToTheNextQpThatHas) {
+  QpLanes l(4, 2);
+  const auto all = [](int) { return true; };
+  const auto evenOnly = [](int q) { return q % 2 == 0; };
+  const auto none = [](int) { return false; };
+  for (uint64_t s = 0; s < 64; ++s) {
+    const int q0 = l.pick(7, s);
+    EXPECT_EQ(l.pickWithRoom(7, s, all), q0) << "chunk " << s << " moved with room everywhere";
+    EXPECT_EQ(l.pickWithRoom(7, s, evenOnly), q0 % 2 ? (q0 + 1) % 4 : q0) << "chunk " << s;
+    EXPECT_EQ(l.pickWithRoom(7, s, none), q0) << "chunk " << s << ": nowhere to go, it waits";
+  }
+  // A down QP is never chosen, room or not.
+  l.markDown(2);
+  for (uint64_t s = 0; s < 64; ++s) {
+    const int q = l.pickWithRoom(7, s, evenOnly);
+    EXPECT_NE(q, 2);
+    if (l.pick(7, s) % 2) {
+      EXPECT_EQ(q, 0) << "chunk " << s;
+    }
+  }
+}
+
 TEST(IbLanes, DownIsReportedOncePerPort) {
   QpLanes l(4, 2);
   EXPECT_TRUE(l.markDown(1));   // port 1's first

@@ -19,16 +19,21 @@
 # =errors: only its QPs moving to the error state). A scenario word with=K=V[,K=V] sets variables for the
 # scenarios after it ('+' stands for a space), so one boot can compare
 # settings: cc:bursts:with=CC_IB_TIMEOUT=18,CC_BURST_VARIANTS=off+auto:bursts.
+# CC_BURST_ROUNDS=N runs the bursts' cells N times, in rounds whose order
+# rotates (and reverses every other round), so drift hits every cell alike.
 # Exit status: the number of failed runs.
 IP=/usr/bin/ip
 TC=/usr/sbin/tc
 T=/opt/gdr/gdr-rdma-test
 R=/opt/gdr/run_ranks.sh
-VARIANTS=${CC_VARIANTS:-off fixed linerate auto}
-RATE=${CC_RATE:-10mbit}
-LIMIT=${CC_LIMIT:-65536}
-BYTES=${CC_BYTES:-524288}
-ITERS=${CC_ITERS:-4}
+settings() {
+    VARIANTS=${CC_VARIANTS:-off fixed linerate auto}
+    RATE=${CC_RATE:-10mbit}
+    LIMIT=${CC_LIMIT:-65536}
+    BYTES=${CC_BYTES:-524288}
+    ITERS=${CC_ITERS:-4}
+}
+settings
 FAILS=0
 say() { echo "===== [cc] $*"; }
 up() { cut -d' ' -f1 /proc/uptime; }
@@ -181,6 +186,36 @@ incast() {
 # then): with tbf on p2 the guest kernel (6.1) crashed once in the qdisc's
 # transmit path while ib_write_bw's QPs came and went (rxe skbs queued past
 # their QP's life).
+# burst_order R CELL...: the cells in round R's order: rotated by 5 (R - 1)
+# places, reversed in even rounds.
+burst_order() {
+    r=$1; shift
+    echo "$@" | tr ' ' '\n' | awk -v r=$r 'NF { c[n++] = $1 } END {
+        for (i = 0; i < n; i++) { j = (i + 5 * (r - 1)) % n; if (r % 2 == 0) j = n - 1 - j; printf "%s ", c[j] } }'
+}
+# burst_mech LOG: what the connections did in one cell, summed over every
+# rank's peers: chunks and their mean size (the INFO summaries), the
+# hill-climb's changes (its TRACE lines, up and down) and the chunk it ended
+# at (gdr-rdma-test's per-peer line), the window's range, decreases and the
+# retransmissions the controller saw, chunk completion p50 (median of the
+# connections) and p99 (their maximum).
+burst_mech() {
+    grep -a -E 'cc [a-z]+: [0-9]+ chunks \(mean|hill-climb chunk|chunk now [0-9]+ \(' "$1" | awk '
+        /hill-climb chunk/ { s = $0; sub(/.*hill-climb chunk /, "", s); split(s, a, " ")
+            if (a[3] + 0 > a[1] + 0) up++; else down++; next }
+        /chunk now/ { s = $0; sub(/.*chunk now /, "", s); split(s, a, " "); c = a[1] + 0
+            if (!nn++ || c < clo) clo = c; if (c > chi) chi = c; next }
+        { s = $0; sub(/.*cc [a-z]+: /, "", s); sub(/on the [0-9]+ ports/, "on the ports", s)
+            sub(/p50/, "pA", s); sub(/p99/, "pB", s); gsub(/[^0-9]+/, " ", s); split(s, f, " ")
+            k++; ch += f[1]; by += f[1] * f[2]
+            if (k == 1 || f[4] < wlo) wlo = f[4]; if (f[5] > whi) whi = f[5]
+            dec += f[6]; hi += f[7]; rs += f[8]; pr += f[9]; p50[k] = f[13] + 0; if (f[14] > p99) p99 = f[14] }
+        END {
+            for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (p50[j] < p50[i]) { t = p50[i]; p50[i] = p50[j]; p50[j] = t }
+            printf "%d connections, %d chunks (mean %d bytes), hill-climb %d up %d down, chunk now %d-%d, window %d-%d, %d decreases (%d high delay, %d retransmissions seen, %d on the ports), p50 %d us, p99 %d us",
+                k, ch, ch ? by / ch : 0, up, down, clo, chi, wlo, whi, dec, hi, rs, pr, k ? p50[int((k + 1) / 2)] : 0, p99 }'
+}
+
 bursts() {
     if [ "${CC_BURST_SHAPE:-1}" = 1 ]; then shape_rate p2; sh="${CC_SHAPER:-tbf} rate $RATE limit $LIMIT bytes"; else sh="unshaped"; fi
     say "[bursts] 4 ranks on cc0..cc3 all-reduce (arbw, ${CC_BURST_BYTES:-1048576} bytes) while ib_write_bw cc0 -> cc2 runs 1 s on, 1 s off; p2: $sh"
@@ -199,10 +234,17 @@ bursts() {
         echo "$m" > /sys/kernel/debug/dynamic_debug/control || say "[bursts] no dynamic debug ($m)"
     fi
     say "[bursts] GDR_IB_TIMEOUT=$bt GDR_IB_RETRY_CNT=${GDR_IB_RETRY_CNT:-7} netdev_max_backlog=$(sysctl -n net.core.netdev_max_backlog) GDR_IB_QPS_PER_PEER=${GDR_IB_QPS_PER_PEER:-2}"
-    say "| GDR_IB_CC | GDR_IB_CHUNK | all-reduce us | algbw MB/s | busbw MB/s |"
-    say "| --- | --- | ---: | ---: | ---: |"
+    say "| GDR_IB_CC | GDR_IB_CHUNK | all-reduce us | algbw MB/s | busbw MB/s | round |"
+    say "| --- | --- | ---: | ---: | ---: | ---: |"
+    cells=""
     for v in ${CC_BURST_VARIANTS:-off fixed linerate auto}; do
-        for ch in ${CC_BURST_CHUNKS:-0 65536 131072 262144}; do
+        for ch in ${CC_BURST_CHUNKS:-0 65536 131072 262144}; do cells="$cells $v:$ch"; done
+    done
+    rounds=${CC_BURST_ROUNDS:-1}; r=1
+    while [ $r -le $rounds ]; do
+        [ $rounds -gt 1 ] && say "[bursts] round $r of $rounds: $(burst_order $r $cells)"
+        for cell in $(burst_order $r $cells); do
+            v=${cell%:*}; ch=${cell#*:}
             ( i=0; while [ $i -lt 30 ] && [ ! -e /tmp/bursts.stop ]; do
                 timeout 5 ib_write_bw -d cc2 -x $(gid cc2) -s 65536 -D 1 -p 18530 -F > /dev/null 2>&1 &
                 sleep 0.5
@@ -211,18 +253,20 @@ bursts() {
             bg=$!
             rm -f /tmp/bursts.stop
             snap > /tmp/snap.0; k0=$(dmesg | wc -l)
-            env GDR_IB_CC=$v GDR_IB_CHUNK=$ch GDR_IB_TIMEOUT=$bt GDR_TEST_BW_SIZES=${CC_BURST_BYTES:-1048576} GDR_TEST_BW_ITERS=${CC_BURST_ITERS:-3} \
+            env GDR_IB_CC=$v GDR_IB_CHUNK=$ch GDR_IB_TIMEOUT=$bt GDR_DEBUG=TRACE GDR_DEBUG_SUBSYS=NET GDR_TEST_BW_SIZES=${CC_BURST_BYTES:-1048576} GDR_TEST_BW_ITERS=${CC_BURST_ITERS:-3} \
                 RANK_HCAS="cc0 cc1 cc2 cc3" $R 4 280 $T arbw > /tmp/bursts.$v.$ch 2>&1 || FAILS=$((FAILS + 1))
             touch /tmp/bursts.stop; wait $bg
             snap > /tmp/snap.1
             l=$(grep -a ARBW /tmp/bursts.$v.$ch | head -1)
             us=$(echo "$l" | sed -n 's/.* us=\([0-9.]*\).*/\1/p'); bw=$(echo "$l" | sed -n 's/.*algbw_MBps=\([0-9.]*\).*/\1/p')
             bb=$(echo "$l" | sed -n 's/.*busbw_MBps=\([0-9.]*\).*/\1/p')
-            say "| $v | $ch | $us | $bw | $bb |"
+            say "| $v | $ch | $us | $bw | $bb | $r |"
+            say "[bursts] $v $ch mechanism: $(burst_mech /tmp/bursts.$v.$ch)"
             [ -n "$l" ] || say "[bursts] $v $ch failed: $(grep -a -E 'failed|rror|rc=' /tmp/bursts.$v.$ch | head -3 | tr '\n' ' ' | cut -c1-400)"
             say "[bursts] $v $ch counters: $(snapdiff /tmp/snap.0 /tmp/snap.1)"
             say "[bursts] $v $ch QPs failed over: $(grep -a -o 'to rank [0-9]* failed ([^)]*)' /tmp/bursts.$v.$ch | sort | uniq -c | tr '\n' ';' | cut -c1-300); kernel: $(dmesg | tail -n +$((k0 + 1)) | grep -v 'state = ' | sed 's/^\[[^]]*\] //; s/[0-9][0-9]*/N/g' | sort | uniq -c | sort -rn | head -6 | tr '\n' ';' | cut -c1-500)"
         done
+        r=$((r + 1))
     done
     clear_port p2
 }
@@ -234,7 +278,7 @@ for sc in "$@"; do
     case $sc in
         with=*)
             for kv in $(echo "${sc#with=}" | tr ',' ' '); do export "$(echo "$kv" | tr '+' ' ')"; done
-            say "[with] ${sc#with=}"; continue ;;
+            settings; say "[with] ${sc#with=}"; continue ;;
         quick)  # for the rdma label: one shaped pair, off vs auto, packets seen on the port
             shape_rate p1
             VARIANTS="off auto" BYTES=262144 ITERS=2 pair shaped cc0 cc1 p1

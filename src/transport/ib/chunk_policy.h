@@ -33,6 +33,8 @@ class ChunkPolicy {
   // the receiver's slots in use when it was posted.
   void onComplete(size_t bytes, double nowUs, double occupancy);
   int changes() const { return changes_; }
+  // The last window's throughput in bytes per microsecond (MB/s); 0 before the first.
+  double lastRate() const { return lastRate_; }
 
  private:
   size_t fixed_;

@@ -105,7 +105,14 @@ void IbEndpoint::chunkDone(uint64_t seq) {
   track_.erase(it);
   if (cipher_) cipher_->sent(seq);
   const double now = nowUs();
+  const size_t before = policy_.chunk();
   policy_.onComplete(t.bytes, now, t.occupancy);
+  if (policy_.chunk() != before)
+    GDR_TRACE(kNet,
+              "rank %d -> rank %d: hill-climb chunk %zu -> %zu at %.0f us (%.2f MB/s over the last "
+              "%d chunks)",
+              cfg_.myRank, cfg_.peerRank, before, policy_.chunk(), now, policy_.lastRate(),
+              ChunkPolicy::kWindow);
   cc_->completed(t.dev, t.bytes, t.sentUs, now);
   if (!pend_.empty()) {
     uint64_t idx = t.pendingId - pend_.front().id;

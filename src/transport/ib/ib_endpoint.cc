@@ -321,6 +321,22 @@ void IbEndpoint::sealAhead() {
   }
 }
 
+// Placement is free for eager chunks (the receiver consumes slots by the
+// sequence in the immediate, whichever QP brought it), so with several
+// devices a chunk whose turn falls on a device with a full window goes on
+// another device's QP. Encrypted chunks keep their turn: they were sized for
+// it when sealed.
+int IbEndpoint::placeChunk(const SendOp& op) {
+  const int q0 = pickQp(sseq_);
+  if (devs_.size() < 2 || cipher_) return q0;
+  const int q = lanes_.pickWithRoom(static_cast<uint64_t>(cfg_.peerRank), sseq_, [&](int c) {
+    const size_t len = std::min(cc_->chunk(policy_, devOf(c)), op.bytes - op.sent);
+    return sqUsed_[c] < sqCap_ && cc_->mayPost(devOf(c), len);
+  });
+  if (q != q0) ++stats_.chunksPlacedByRoom;
+  return q;
+}
+
 bool IbEndpoint::postChunks() {
   bool moved = false;
   if (cipher_) sealAhead();
@@ -346,7 +362,7 @@ bool IbEndpoint::postChunks() {
     }
     const uint64_t inWindow = sseq_ - consumed;
     if (inWindow >= cfg_.nSlots || dataInFlight_ >= cfg_.maxWr) break;  // wait for credits
-    const int q = pickQp(sseq_);
+    const int q = placeChunk(*op);
     if (sqUsed_[q] >= sqCap_) break;
     const uint32_t slot = static_cast<uint32_t>(sseq_ % cfg_.nSlots);
     ibv_sge sge[2];

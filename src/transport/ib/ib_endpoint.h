@@ -110,6 +110,7 @@ struct IbStats {
   // others, and copies of chunks received after their first was consumed.
   int qpsDown = 0;
   uint64_t chunksResent = 0, staleChunks = 0;
+  uint64_t chunksPlacedByRoom = 0;  // sent on another device's QP than pickQp's (window full)
   // QP-down notices (qp_notice.h) sent to the peer, and the peer's acted on.
   int noticesSent = 0, noticesTaken = 0;
 };
@@ -249,6 +250,9 @@ class IbEndpoint final : public Endpoint {
   // the error state, so its writes flush and fail over now.
   void takePeerNotices();
   int pickQp(uint64_t key) const { return lanes_.pick(static_cast<uint64_t>(cfg_.peerRank), key); }
+  // The QP for the next eager chunk of `op`: pickQp's, or with several
+  // devices one whose device's window has room when pickQp's has none.
+  int placeChunk(const SendOp& op);
   // The device (congestion window) chunk `seq` would go on now.
   int ccPathOf(uint64_t seq) const {
     const int q = pickQp(seq);

@@ -40,6 +40,21 @@ class QpLanes {
   // The QP for chunk `seq` to `peer`: its turn's QP while that lives, else
   // one of the live ones; -1 when none lives.
   int pick(uint64_t peer, uint64_t seq) const;
+  // pick()'s QP while `room(q)` says it can take the chunk now; else the
+  // next live QP after it (in QP order, so on another device when the QPs
+  // alternate over devices) that can; pick()'s QP when none can (the caller
+  // waits). A device whose congestion window is full then does not hold the
+  // chunks behind it while another device's window has room.
+  template <typename Room>
+  int pickWithRoom(uint64_t peer, uint64_t seq, Room&& room) const {
+    const int q0 = pick(peer, seq);
+    if (q0 < 0 || room(q0)) return q0;
+    for (int i = 1; i < size(); ++i) {
+      const int q = (q0 + i) % size();
+      if (live_[q] && room(q)) return q;
+    }
+    return q0;
+  }
   // The QP for control writes (credits, clear-to-sends): the first live one.
   int control() const;
   // Marks `q` down. True when it is the first QP of its port to go down
