@@ -50,7 +50,7 @@ void ShmEndpoint::fillPayload(SlotHdr* slot, const void* src, size_t len) {
   if (len) std::memcpy(inl ? slot->inl : reinterpret_cast<char*>(slot) + sizeof(SlotHdr), src, len);
 }
 
-// At most a small slot's worth (its header and 320 bytes).
+// A small slot's lines (its header and 320 bytes).
 constexpr size_t kPrefetchLines = kSmallStride / 64;
 
 void ShmEndpoint::publishSlot(LaneId id, SlotHdr* slot) {
@@ -60,7 +60,8 @@ void ShmEndpoint::publishSlot(LaneId id, SlotHdr* slot) {
   // The next message likely has this one's size: ask for the lines it will
   // write now, while the caller returns and makes its next call (the
   // stores then find them owned instead of waiting on the receiver's copy).
-  if (head_[id] - cachedTail_[id] < out_[id].nSlots) {
+  // Small lane only: a main-lane piece's copy outlasts that wait anyway.
+  if (id == kSmallLane && head_[id] - cachedTail_[id] < out_[id].nSlots) {
     const char* next = reinterpret_cast<const char*>(out_[id].at(head_[id]));
     const size_t payload = (slot->flags & kSlotInline) ? 0 : slot->len;
     const size_t lines = std::min<size_t>(kPrefetchLines, 1 + (payload + 63) / 64);
