@@ -124,11 +124,13 @@ HOST_DIRS = [(("host-quiet2-small", "host-quiet2"), "host", True), (("host-quiet
 
 
 def host_series(folders, np_, coll):
-    """The series of one host set (see HOST_DIRS) for np_ ranks and coll."""
-    if len(folders) == 1:
-        return os.path.join(SIM_RESULTS, folders[0], "np%d" % np_, coll + ".run*.csv")
-    small, large = (os.path.join(SIM_RESULTS, f, "np%d" % np_, coll + ".run*.csv") for f in folders)
-    return [(small, 0, SMALL_MAX), (large, 0, INF)]
+    """The series of one host set (see HOST_DIRS) for np_ ranks and coll:
+    one folder, or a small-size folder (below 1 MiB) then full-range ones,
+    each size from the first that measured it."""
+    globs = [os.path.join(SIM_RESULTS, f, "np%d" % np_, coll + ".run*.csv") for f in folders]
+    if len(globs) == 1:
+        return globs[0]
+    return [(globs[0], 0, SMALL_MAX)] + [(g, 0, INF) for g in globs[1:]]
 
 
 def host_sets():
@@ -181,9 +183,10 @@ def socket_sets():
 
 def vm_sets():
     """The Soft-RoCE VM (scripts/rxe, QEMU TCG with 2 vCPUs on this
-    machine): two ranks, one per rxe device, over verbs (vm/cluster.txt,
-    vm/README.md). Not held: its times are not the link's (TCG's emulated
-    CPU under host load; 4 MiB took 1.56 x the 1 MiB time)."""
+    machine): two ranks, one per rxe device, over verbs, every collective
+    from one boot of the guest's gdr-bench suite (vm/cluster.txt,
+    vm/README.md). Not held: its times are TCG's emulated CPU under host
+    load, not the link's (4-21 ms per call below 64 KiB whatever the size)."""
     sets = []
     desc = os.path.join(SIM_RESULTS, "vm", "cluster.txt")
     for coll in COLLS:
