@@ -226,7 +226,7 @@ class Sim {
   // rank's in-flight sends that read from it (a single-copy or rendezvous
   // send is in flight until its receiver has the data; an eager one is
   // done once in the slots). A ring reduce-scatter's partial sums alternate
-  // between two scratch blocks, so from 4 ranks on a receive waits for the
+  // between two scratch blocks, so from 5 ranks on a receive waits for the
   // next rank to have read the block sent the step before. True (and the
   // rank resumed by that send's end) while it must wait.
   bool sendsOver(int r, const coll::Region& dst, double t) {
