@@ -242,6 +242,47 @@ TEST(SimModel, InlineMessagesSaveLatencyOnlyOnOwnCores) {
   EXPECT_NEAR(time(8, 2, 16, 0.0), time(8, 2, 16, 0.2), 1e-9);
 }
 
+// A step that writes a region waits for the rank's in-flight sends that read
+// it, as the executor does: rank 0 sends 1 MB single-copy from Scratch, then
+// copies 1 MB into it (1000 us) and sends 64 B; rank 1 reduces 1 MB locally
+// (1000 us) before it reads. Into the block just sent, the copy waits for
+// the read (500 us): 1000 + 500 + 1000 us; into another block it overlaps.
+TEST(SimModel, WritesWaitForSendsReadingThem) {
+  auto time = [](size_t copyTo) {
+    Cluster c = toyHost(2);
+    c.copyGBps = 1.0;
+    const Network net(c);
+    EngineInput in;
+    in.cluster = &c;
+    in.net = &net;
+    in.kind = coll::CollKind::AllGather;
+    in.elemBytes = 1;
+    const size_t mb = 1000000;
+    std::vector<coll::Schedule> s(2);
+    auto step = [](coll::StepKind k, int peer, coll::Region src, coll::Region dst) {
+      coll::Step st{k};
+      st.peer = peer;
+      st.src = src;
+      st.dst = dst;
+      return st;
+    };
+    using coll::BufId;
+    using coll::StepKind;
+    s[0].scratchElems = s[1].scratchElems = 2 * mb;
+    s[0].steps = {step(StepKind::Send, 1, {BufId::Scratch, 0, mb}, {}),
+                  step(StepKind::Copy, -1, {BufId::Input, 0, mb}, {BufId::Scratch, copyTo, mb}),
+                  step(StepKind::Send, 1, {BufId::Input, 0, 64}, {})};
+    s[1].steps = {step(StepKind::Reduce, -1, {BufId::Input, 0, mb}, {BufId::Scratch, 0, mb}),
+                  step(StepKind::Recv, 0, {}, {BufId::Output, 0, mb}),
+                  step(StepKind::Recv, 0, {}, {BufId::Output, mb, 64})};
+    return runEngine(in, s).timeUs;
+  };
+  std::printf("copy into the block in flight: %.1f us, into another: %.1f us\n", time(0),
+              time(1000000));
+  EXPECT_NEAR(time(0), 2500.0, 20.0);
+  EXPECT_NEAR(time(1000000), 1500.0, 20.0);
+}
+
 // Past far_bytes the memory rates drop again by far_factor.
 TEST(SimModel, FarMemoryTier) {
   Cluster c = toyHost(2);

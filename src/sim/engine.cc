@@ -222,6 +222,29 @@ class Sim {
     return true;
   }
 
+  // The executor's rule before a step writes a region: it waits for the
+  // rank's in-flight sends that read from it (a single-copy or rendezvous
+  // send is in flight until its receiver has the data; an eager one is
+  // done once in the slots). A ring reduce-scatter's partial sums alternate
+  // between two scratch blocks, so from 5 ranks on a receive waits for the
+  // next rank to have read the block sent the step before. True (and the
+  // rank resumed by that send's end) while it must wait.
+  bool sendsOver(int r, const coll::Region& dst, double t) {
+    std::vector<SendRead>& v = reads_[r];
+    auto over = [&](const SendRead& s) { return msgs_[s.msg].done && msgs_[s.msg].arrival <= t; };
+    v.erase(std::remove_if(v.begin(), v.end(), over), v.end());
+    for (const SendRead& s : v)
+      if (s.buf == dst.buf && s.begin < dst.offset + dst.count && dst.offset < s.end) {
+        const Msg& m = msgs_[s.msg];
+        if (m.done)
+          push({m.arrival, 0, r, 0});
+        else
+          readWait_[r] = s.msg;
+        return true;
+      }
+    return false;
+  }
+
   void advance(int r) {
     double& t = clock_[r];
     t = std::max(t, now_);
@@ -274,7 +297,10 @@ class Sim {
           slotsUsed_[pair] += need;
           const int id = message(r, st.peer, nextIndex(sendCount_, r, st.peer), bytes);
           msgs_[id].sendPost = t;
-          if (!msgs_[id].isEager) ++unsent_[r];
+          if (!msgs_[id].isEager) {
+            ++unsent_[r];
+            reads_[r].push_back({id, st.src.buf, st.src.offset, st.src.offset + st.src.count});
+          }
           maybeStart(id);
           if (useTurns_ && msgs_[id].path.cls == LinkClass::Shm) {
             holding_[r] = id;  // the sender copies it into the slots on its core
@@ -284,6 +310,10 @@ class Sim {
         }
         case StepKind::Recv:
         case StepKind::RecvReduce: {
+          if (waiting_[r] < 0 && sendsOver(r, st.dst, t)) {
+            yieldWait(r, t);
+            return;
+          }
           if (waiting_[r] < 0) {
             const int id = message(st.peer, r, nextIndex(recvCount_, st.peer, r), bytes);
             msgs_[id].recvPost = t;
@@ -337,6 +367,10 @@ class Sim {
         }
         case StepKind::Copy:
         case StepKind::Reduce:
+          if (workLeft_[r] < 0 && cpuTask_[r] < 0 && sendsOver(r, st.dst, t)) {
+            yieldWait(r, t);
+            return;
+          }
           if (!cpu(r, t, localStepUs(cost_, st, bytes))) return;
           break;
       }
@@ -410,6 +444,10 @@ class Sim {
     }
     if (!m.cpu && !m.isEager && --unsent_[m.src] == 0 && endWait_[m.src])
       push({std::max(m.arrival, now_), 0, m.src, 0});
+    if (!m.cpu && readWait_[m.src] == id) {
+      readWait_[m.src] = -1;
+      push({std::max(m.arrival, now_), 0, m.src, 0});
+    }
     if (waiting_[m.dst] == id || cpuTask_[m.dst] == id)
       push({std::max(m.arrival, now_), 0, m.dst, 0});
   }
@@ -477,6 +515,15 @@ class Sim {
   std::vector<uint64_t> progress_ = std::vector<uint64_t>(static_cast<size_t>(n_), 0);
   std::vector<uint64_t> mark_ = std::vector<uint64_t>(static_cast<size_t>(n_), 0);
   std::vector<double> turnStart_ = std::vector<double>(static_cast<size_t>(n_), 0.0);
+  struct SendRead {  // an in-flight non-eager send and the region it reads
+    int msg;
+    coll::BufId buf;
+    size_t begin, end;
+  };
+  std::vector<std::vector<SendRead>> reads_ =
+      std::vector<std::vector<SendRead>>(static_cast<size_t>(n_));
+  std::vector<int> readWait_ =
+      std::vector<int>(static_cast<size_t>(n_), -1);  // the send it waits on
   std::unordered_map<uint64_t, size_t> sendCount_, recvCount_;
   std::unordered_map<uint64_t, std::vector<int>> pairs_;
   std::vector<Msg> msgs_;

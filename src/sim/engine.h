@@ -12,6 +12,8 @@
 //               copy out of the slots.
 //   RecvReduce  the same, then the reduction at reduce_gbps.
 //   Copy/Reduce local, at copy_gbps / reduce_gbps.
+// A step that writes a region first waits for the rank's single-copy or
+// rendezvous sends still reading it (the executor's waitSendsOver).
 //
 // A flow is a message in transit on its path's links; concurrent flows
 // share links max-min fairly (recomputed whenever a flow starts or ends), or

@@ -10,10 +10,15 @@
 namespace gdr::sim {
 namespace {
 
+// Sends read the input, receives land in the output: a group's buffers are
+// the caller's own, so no receive waits on a send reading its region.
 coll::Step message(bool send, int peer, size_t count) {
   coll::Step st{send ? coll::StepKind::Send : coll::StepKind::Recv};
   st.peer = peer;
-  (send ? st.src : st.dst) = coll::Region{coll::BufId::Input, 0, count};
+  if (send)
+    st.src = coll::Region{coll::BufId::Input, 0, count};
+  else
+    st.dst = coll::Region{coll::BufId::Output, 0, count};
   return st;
 }
 
