@@ -77,18 +77,6 @@ fi
 # 4. The bench, a round at a time while time is left.
 paths=direct,staged
 [ $flags_ok = 1 ] && paths=direct,staged,flags
-n=0
-while [ "$(left 30)" -ge 14 ]; do
-  n=$((n + 1))
-  f=$O/bench-$n
-  timeout -s KILL $(left 30) "$bin/gdr-gpu-direct-bench" --rounds 1 --paths $paths >"$f.txt" 2>"$f.err"
-  r=$?
-  note "bench round $n ($paths) rc=$r after $(( $(date +%s) - T0 )) s"
-  grep -E "passed|FAILED|skipped" "$f.txt" | tee -a "$O/summary.txt"
-  grep -E "check failed|exception" "$f.err" | head -4 | tee -a "$O/summary.txt"
-  [ $r -ne 0 ] && break
-done
-note "load: $(uptime)"
-python3 scripts/gpu/gpudirect_table.py "$O"/bench-*.txt 2>&1 | tee -a "$O/summary.txt"
+bench_rounds $paths 30 14
 note "overall status $status after $(( $(date +%s) - T0 )) s of GPU time"
 exit $status

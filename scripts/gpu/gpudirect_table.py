@@ -6,7 +6,8 @@
 
 Per (collective, bytes): the median over rounds of each path's time, its
 bandwidth (bytes / median time), both ranks' CPU s/GB (medians), and
-direct / staged time. Paths: staged, direct (host order), flags.
+direct / staged time. Paths: staged, direct (host order), flags (cuStreamWaitValue32),
+flags-kernel (a polling kernel).
 """
 import statistics
 import sys
@@ -20,7 +21,7 @@ for name in sys.argv[1:]:
         key = (c[1], int(c[2]), c[0])
         rows.setdefault(key, []).append([float(x) for x in c[3:]])
 
-paths = [p for p in ("staged", "direct", "flags") if any(k[2] == p for k in rows)]
+paths = [p for p in ("staged", "direct", "flags", "flags-kernel") if any(k[2] == p for k in rows)]
 if not paths:
     sys.exit("no bench rows")
 

@@ -4,7 +4,8 @@
 # BUILD (the default build folder). Sets B, OUT, O, T0, status; defines
 # left N (seconds left of the budget, at most N, at least 5), note (echo +
 # summary) and a trap packing $O into $OUT/$PART.tgz with $OUT/summary.txt;
-# finds the verbs headers (VERBS, below). Never NVLink multicast.
+# finds the verbs headers (VERBS, below); bench_rounds (below). Never
+# NVLink multicast.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 export NCCL_NVLS_ENABLE=0
@@ -32,3 +33,24 @@ elif [ "${NEED_VERBS_HEADERS:-1}" = 1 ]; then
   exit 1
 fi
 note "$(nvidia-smi -L 2>/dev/null | wc -l) GPU(s), $(nproc) cores; commit $(git rev-parse --short HEAD 2>/dev/null)"
+
+# bench_rounds PATHS BOUND LEAST: gdr-gpu-direct-bench a round at a time
+# (each bounded by BOUND s) while at least LEAST s are left, into
+# $O/bench-N.txt; then the load and the medians table. Sets status on a
+# failed round.
+bench_rounds() {
+  local paths=$1 bound=$2 least=$3 n=0 f r
+  while [ "$(left "$bound")" -ge "$least" ]; do
+    n=$((n + 1))
+    f=$O/bench-$n
+    timeout -s KILL "$(left "$bound")" "$B/bin/gdr-gpu-direct-bench" --rounds 1 --paths "$paths" \
+      >"$f.txt" 2>"$f.err"
+    r=$?
+    note "bench round $n ($paths) rc=$r after $(( $(date +%s) - T0 )) s"
+    grep -E "passed|FAILED|skipped" "$f.txt" | tee -a "$O/summary.txt"
+    grep -E "check failed|exception" "$f.err" | head -4 | tee -a "$O/summary.txt"
+    [ $r -ne 0 ] && { status=$r; break; }
+  done
+  note "load: $(uptime)"
+  python3 scripts/gpu/gpudirect_table.py "$O"/bench-*.txt 2>&1 | tee -a "$O/summary.txt"
+}

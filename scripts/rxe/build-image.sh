@@ -69,6 +69,7 @@ put_bin "$BUILD/bin/gdr-rdma-test" /opt/gdr/gdr-rdma-test
 install -m 755 "$ROOTSRC/tests/rdma/run_ranks.sh" "$R/opt/gdr/run_ranks.sh"
 install -m 755 "$HERE/guest-suite.sh" "$R/opt/gdr/suite.sh"
 install -m 755 "$HERE/cc-suite.sh" "$R/opt/gdr/cc-suite.sh"
+install -m 755 "$HERE/zbw-suite.sh" "$R/opt/gdr/zbw-suite.sh"
 # gdr-bench, where built, for gdr.suite=bench (it links MPI but makes no MPI call
 # with --launcher env; ldd brings the libraries it loads).
 if [ -x "$BUILD/bin/gdr-bench" ]; then

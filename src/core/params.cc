@@ -194,15 +194,17 @@ const std::vector<Info> kParams = {
      "Segment of the staged device path (device buffers over a host transport; same on every "
      "rank): "
      "copies of one segment overlap the transfer of its neighbours."},
-    {"GDR_DIRECT_ORDER", Type::String, "host",
-     "How the GPUDirect device path orders its network part with the caller's stream: host (the "
-     "call waits for the stream, runs the network part, then queues the reduction) or flags "
-     "(the stream writes a host-mapped start word and waits for a done word, the call returns "
-     "at once; see GDR_DIRECT_WAIT)."},
-    {"GDR_DIRECT_WAIT", Type::String, "kernel",
-     "With GDR_DIRECT_ORDER=flags, how the caller's stream waits for the network part: kernel (a "
-     "one-thread kernel polls the done word) or stream (cuStreamWaitValue32; it hung on the H200 "
-     "machine while the transport made CUDA copies of its own, as the software NIC does)."},
+    {"GDR_DIRECT_ORDER", Type::String, "auto",
+     "How the GPUDirect device path orders its network part with the caller's stream: flags (the "
+     "stream writes a host-mapped start word and waits for a done word, the call returns at "
+     "once; see GDR_DIRECT_WAIT), host (the call waits for the stream, runs the network part, "
+     "then queues the reduction) or auto: flags where CUDA loads modules eagerly "
+     "(CUDA_MODULE_LOADING=EAGER), host otherwise (under lazy loading a kernel's first launch "
+     "while a stream waits on a flag can deadlock the process)."},
+    {"GDR_DIRECT_WAIT", Type::String, "stream",
+     "In the GPUDirect path's flags order, how the caller's stream waits for the network part: "
+     "stream (cuStreamWaitValue32) or kernel (a one-thread kernel polls the done word, holding "
+     "one thread block while it waits)."},
     {"GDR_HELPER_AFFINITY", Type::String, "auto",
      "auto: a helper thread (staged-path progress, crypto workers) of a process bound to one CPU "
      "runs on any "

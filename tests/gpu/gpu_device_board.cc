@@ -121,6 +121,10 @@ std::string runCase(int n, Path path, const Body& body) {
   if (path == Path::Direct) {
     env.push_back({"GDR_TRANSPORT", "ib"});
     env.push_back({"GDR_IB_PROVIDER", "softnic"});
+    // The cases check host order's board (waits=stream while the call
+    // waits for its stream) and its revoke (the blocked call returns the
+    // error), whatever order `auto` would take here.
+    env.push_back({"GDR_DIRECT_ORDER", "host"});
   }
   auto exits = gdrtest::runRanks(
       n,

@@ -17,11 +17,15 @@
 // scripts/gpu/gpudirect_table.py turns the rows of several rounds into the
 // comparison table of bench/results/gpudirect.md.
 //
-//   gdr-gpu-direct-bench [--rounds R] [--reps N] [--paths direct,staged,flags]
+//   gdr-gpu-direct-bench [--rounds R] [--reps N] [--paths direct,staged,flags,flags-kernel]
 // The paths run in turn, R rounds (interleaved, so a noisy moment hits
-// both): "direct" (GDR_DIRECT_ORDER=host, the default), "staged"
-// (GDR_NET_GDR=0), "flags" (GDR_DIRECT_ORDER=flags). Exit 0 when every run
-// passed, 77 without a CUDA device, 3 when a rank hung, 1 otherwise.
+// both): "direct" (GDR_DIRECT_ORDER=host), "staged" (GDR_NET_GDR=0),
+// "flags" (GDR_DIRECT_ORDER=flags, the stream waiting by
+// cuStreamWaitValue32, GDR_DIRECT_WAIT's default), "flags-kernel" (the same
+// waiting by a polling kernel). Every rank runs under
+// CUDA_MODULE_LOADING=EAGER, where GDR_DIRECT_ORDER=auto takes flags order.
+// Exit 0 when every run passed, 77 without a CUDA device, 3 when a rank
+// hung, 1 otherwise.
 #include <cuda_runtime.h>
 #include <sys/resource.h>
 
@@ -55,7 +59,9 @@ const char* pathName() {
   const char* gdr = std::getenv("GDR_NET_GDR");
   if (gdr && std::string(gdr) == "0") return "staged";
   const char* order = std::getenv("GDR_DIRECT_ORDER");
-  return order && std::string(order) == "flags" ? "flags" : "direct";
+  if (!order || std::string(order) != "flags") return "direct";
+  const char* wait = std::getenv("GDR_DIRECT_WAIT");
+  return wait && std::string(wait) == "kernel" ? "flags-kernel" : "flags";
 }
 
 int bench(int me, int n, gdrComm_t comm) {
@@ -167,7 +173,8 @@ int main(int argc, char** argv) {
     else if (a == "--paths")
       paths = split(argv[i + 1]);
     else {
-      std::fprintf(stderr, "usage: %s [--rounds R] [--reps N] [--paths direct,staged,flags]\n",
+      std::fprintf(stderr,
+                   "usage: %s [--rounds R] [--reps N] [--paths direct,staged,flags,flags-kernel]\n",
                    argv[0]);
       return 2;
     }
@@ -180,14 +187,17 @@ int main(int argc, char** argv) {
   for (int r = 0; r < rounds; ++r) {
     for (const std::string& p : paths) {
       gdrtest::Env env = gdrtest::direct::softNicEnv();
-      if (p == "staged")
+      env.push_back({"CUDA_MODULE_LOADING", "EAGER"});
+      if (p == "staged") {
         env.push_back({"GDR_NET_GDR", "0"});
-      else if (p == "flags")
+      } else if (p == "flags" || p == "flags-kernel") {
         env.push_back({"GDR_DIRECT_ORDER", "flags"});
-      else if (p == "direct")
+        env.push_back({"GDR_DIRECT_WAIT", p == "flags" ? "stream" : "kernel"});
+      } else if (p == "direct") {
         env.push_back({"GDR_DIRECT_ORDER", "host"});
-      else {
-        std::fprintf(stderr, "unknown path '%s' (direct, staged, flags)\n", p.c_str());
+      } else {
+        std::fprintf(stderr, "unknown path '%s' (direct, staged, flags, flags-kernel)\n",
+                     p.c_str());
         return 2;
       }
       const std::string what = "bench " + p + " round " + std::to_string(r + 1);

@@ -17,7 +17,10 @@
 //  - CUDA-graph capture is refused with an error that says so, and the
 //    communicator still works after it;
 //  - a failed write (the software NIC's next write, on rank 0) releases both
-//    ranks' streams, and the next call fails naming the peer.
+//    ranks' streams, and the next call fails naming the peer;
+//  - GDR_TEST_EXPECT_ORDER=flags|host: every operation took that order
+//    (CTest gpu_direct: host, CUDA's default lazy loading; gpu_direct_flags:
+//    CUDA_MODULE_LOADING=EAGER, where GDR_DIRECT_ORDER=auto takes flags).
 // The bench of this path against the staged one: gpu_direct_bench.cc.
 //
 // The parent never touches CUDA (a forked child of a process that did
@@ -220,10 +223,12 @@ int streamOrder(int me, int n, gdrComm_t comm, cudaStream_t s) {
   CUDA_OK(cudaMemset(in, 0, count * 4));
   CUDA_OK(cudaDeviceSynchronize());
   CUDA_OK(testSpinThenFill(reinterpret_cast<uint32_t*>(in), count, me + 1, 200000000LL, s));
+  const uint64_t flags0 = gdr::paths::direct::flagsOpsQueued();
   const auto t0 = std::chrono::steady_clock::now();
   gdrResult_t rc = gdrAllReduce(in, out, count, gdrInt32, gdrSum, comm, s);
   const double callMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const bool flags = gdr::paths::direct::flagsOpsQueued() > flags0;
   CK(rc == gdrSuccess, "stream order: %s", gdrGetLastError(comm));
   CUDA_OK(testAddOne(out, count, s));
   CUDA_OK(cudaStreamSynchronize(s));
@@ -235,8 +240,14 @@ int streamOrder(int me, int n, gdrComm_t comm, cudaStream_t s) {
   const int32_t want = n * (n + 1) / 2 + 1;  // every rank's me + 1, then one more
   for (int32_t v : h) bad += v != want;
   CK(bad == 0, "stream order: %zu of %zu wrong (first %d, want %d)", bad, count, h[0], want);
-  std::printf("[rank %d] stream order: call returned after %.2f ms, stream done after %.2f ms\n",
-              me, callMs, totalMs);
+  // Stream-flags order never waits for the stream on the host: the call
+  // returns while the spinning kernel before it still runs.
+  CK(!flags || callMs * 4 < totalMs,
+     "stream order: in stream-flags order the call took %.2f of the stream's %.2f ms", callMs,
+     totalMs);
+  std::printf(
+      "[rank %d] stream order (%s): call returned after %.2f ms, stream done after %.2f ms\n", me,
+      flags ? "stream flags" : "host order", callMs, totalMs);
   cudaFree(in);
   cudaFree(out);
   return 0;
@@ -319,6 +330,24 @@ int captureRefused(gdrComm_t comm, cudaStream_t s) {
   return 0;
 }
 
+// GDR_TEST_EXPECT_ORDER=flags|host: the order GDR_DIRECT_ORDER (auto by
+// default: flags only under CUDA_MODULE_LOADING=EAGER) must have given this
+// rank's operations; `all`: every one that ran, not only some.
+void checkOrder(int me, bool all) {
+  const uint64_t ops = gdr::paths::direct::opsRun();
+  const uint64_t flags = gdr::paths::direct::flagsOpsQueued();
+  std::printf("[rank %d] %llu of %llu GPUDirect operations queued in stream-flags order\n", me,
+              static_cast<unsigned long long>(flags), static_cast<unsigned long long>(ops));
+  const char* want = std::getenv("GDR_TEST_EXPECT_ORDER");
+  if (!want || !*want) return;
+  if (std::string(want) == "flags")
+    CK(flags > 0 && (!all || flags == ops), "expected stream-flags order: %llu of %llu",
+       static_cast<unsigned long long>(flags), static_cast<unsigned long long>(ops));
+  else
+    CK(flags == 0, "expected host order, %llu operations in flags order",
+       static_cast<unsigned long long>(flags));
+}
+
 int correctness(int me, int n, gdrComm_t comm) {
   int ndev = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) return kNoDevice;
@@ -354,6 +383,7 @@ int correctness(int me, int n, gdrComm_t comm) {
   captureRefused(comm, s);
   std::printf("[rank %d] correctness done: %llu GPUDirect operations\n", me,
               static_cast<unsigned long long>(gdr::paths::direct::opsRun()));
+  checkOrder(me, true);
   return 0;
 }
 
@@ -391,6 +421,7 @@ int failedWrite(int me, int, gdrComm_t comm) {
   std::printf("[rank %d] failed write: stream free after %.0f ms; next call: %s\n", me, ms,
               text.c_str());
   cudaStreamSynchronize(s);
+  checkOrder(me, false);
   return 0;
 }
 

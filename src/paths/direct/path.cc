@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "core/params.h"
 #include "paths/direct/choose.h"
+#include "paths/direct/order.h"
 #include "paths/host.h"
 #include "paths/p2p.h"
 #include "paths/staged/path.h"
@@ -37,6 +38,7 @@ namespace gdr::paths::direct {
 namespace {
 
 std::atomic<uint64_t> gOps{0};
+std::atomic<uint64_t> gFlagsOps{0};
 
 // The decision, made once per communicator (Communicator::directPath holds
 // the context below; this is the answer only).
@@ -47,6 +49,7 @@ struct Decision final : PathState {
 }  // namespace
 
 uint64_t opsRun() { return gOps.load(); }
+uint64_t flagsOpsQueued() { return gFlagsOps.load(); }
 
 #if GDR_HAVE_CUDA
 
@@ -92,10 +95,8 @@ class DirectContext final : public PathState, public AsyncDriver {
  public:
   explicit DirectContext(Communicator& comm) : comm_(comm) {
     staged::RelaxedCapture relaxed;
-    const std::string order = param::getString("GDR_DIRECT_ORDER");
-    if (order != "flags" && order != "host")
-      throw InvalidArgument("GDR_DIRECT_ORDER=" + order + " is not flags or host");
-    hostOrder_ = order == "host";
+    const OrderChoice order = chooseOrder(param::getString("GDR_DIRECT_ORDER"), moduleLoading());
+    hostOrder_ = !order.flags;
     const std::string wait = param::getString("GDR_DIRECT_WAIT");
     if (wait != "kernel" && wait != "stream")
       throw InvalidArgument("GDR_DIRECT_WAIT=" + wait + " is not kernel or stream");
@@ -114,15 +115,16 @@ class DirectContext final : public PathState, public AsyncDriver {
     const int device = comm.device();
     if (!hostOrder_) {
       // Flags order launches kernels while its stream waits for a word:
-      // none of the path's may be loaded lazily then (device_reduce.h).
+      // none of the path's may be loaded lazily then (order.h).
       checkCuda(dev::preloadReduceKernels(), "loading the reduction kernels (GPUDirect path)");
       checkCuda(dev::preloadWaitWord(), "loading the wait kernel (GPUDirect path)");
-      GDR_INFO(kColl,
-               "GPUDirect path, GDR_DIRECT_ORDER=flags: its kernels are loaded up front; a kernel "
-               "the program launches for the first time while one of its operations waits can "
-               "stall until the wait ends under lazy module loading (CUDA_MODULE_LOADING=EAGER "
-               "avoids it)");
     }
+    if (order.risky)
+      GDR_WARN(kNet, "rank %d: GPUDirect path in stream-flags order: %s", comm.rank(),
+               order.why.c_str());
+    else
+      GDR_INFO(kNet, "rank %d: GPUDirect path in %s order: %s", comm.rank(),
+               hostOrder_ ? "host" : "stream-flags", order.why.c_str());
     // The transport's CUDA copies (software NIC, eager copy-out) run on this thread.
     engine_ = std::make_unique<progress::Engine>(
         progressThreadConfig(comm, kRing, "GPUDirect-path progress thread",
@@ -395,6 +397,7 @@ void DirectContext::runFlags(std::shared_ptr<const Plan> plan, const Phases& pha
       if (i + 1 == phases->size() && plan->reduces) reduce(*plan, s);
     }
     checkCuda(cudaEventRecord(lastOp_, s), "cudaEventRecord (GPUDirect path)");
+    gFlagsOps.fetch_add(1);
   } catch (const Error& e) {
     comm_.fail(e.code(), plan->what + ": " + e.what());
     throw;

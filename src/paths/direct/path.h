@@ -5,23 +5,20 @@
 // GPU source and writes into the GPU destination (rendezvous messages), or
 // into a device scratch a reduction kernel then combines (plan.h).
 //
-// Ordering with the caller's stream. GDR_DIRECT_ORDER=host (the default):
-// the call queues the plan's local copies, waits for its stream, runs the
-// network part itself (posts the messages over the endpoints, waits for their
-// completions, applies the flush rule, path.cc), then queues the reduction
-// kernel, if any, on the stream. GDR_DIRECT_ORDER=flags: per phase the
-// stream writes the phase's start word (host-mapped, cuStreamWriteValue32:
-// "inputs ready") and then waits for its done word; the progress thread sees
-// the start word, runs the network part and writes the done word; the
-// stream then runs the phase's kernels; the call returns at once. The wait
-// is a one-thread kernel polling the word (GDR_DIRECT_WAIT=kernel, the
-// default, device/device_wait.h) or cuStreamWaitValue32 (=stream). Flags
-// order hangs on the H200 machine with either wait (docs/gpudirect.md):
-// in one process, CUDA calls block the host while a stream waits, most
-// likely lazy module loading (a kernel's first launch waiting for a context
-// synchronization the pending wait never allows); so flags order loads the
-// path's kernels up front, and CUDA_MODULE_LOADING=EAGER is the cure to
-// test for the rest. Host order is the default.
+// Ordering with the caller's stream (GDR_DIRECT_ORDER; order.h says which
+// one `auto`, the default, takes and why). Stream-flags order: per phase
+// the stream writes the phase's start word (host-mapped,
+// cuStreamWriteValue32: "inputs ready") and then waits for its done word;
+// the progress thread sees the start word, runs the network part (posts the
+// messages over the endpoints, waits for their completions, applies the
+// flush rule) and writes the done word; the stream then runs the phase's
+// kernels; the call returns at once. The stream waits by
+// cuStreamWaitValue32 (GDR_DIRECT_WAIT=stream, the default) or a one-thread
+// kernel polling the word (=kernel, device/device_wait.h). It needs every
+// kernel of the process loaded before a wait is pending (order.h), so
+// `auto` takes it only under CUDA_MODULE_LOADING=EAGER. Host order: per
+// phase the call waits for its stream, hands the network part to the
+// progress thread and waits for it, then queues the phase's kernels.
 // A failed operation fails the communicator with an error naming the peer;
 // in flags mode the done word is still written (the engine's rule), so the
 // stream never waits forever; the next call returns the error.
@@ -49,7 +46,9 @@ void runCollective(Communicator& comm, const CollCall& call, void* stream);
 void runP2P(Communicator& comm, const std::vector<P2PCall>& reqs);
 // Blocks (deadline: GDR_TIMEOUT_MS) until the operations queued so far ran.
 void waitIdle(Communicator& comm);
-// Operations this process ran on the path (tests).
+// Operations this process ran on the path, and those of them queued in
+// stream-flags order (tests).
 uint64_t opsRun();
+uint64_t flagsOpsQueued();
 
 }  // namespace gdr::paths::direct
