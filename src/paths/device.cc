@@ -179,11 +179,15 @@ IpcContext* ipcFor(Communicator& comm) {
 // two-shot with 256 blocks (two per SM, so one block's barrier wait overlaps
 // another's copies) wins, as it halves each GPU's reduction and local
 // traffic. With more ranks two-shot also moves less: 2(n-1)/n against n-1.
-// Up to GDR_CUDA_IPC_LL_BYTES the LL kernel goes first: no barrier, no
-// fence, and its launch overlaps the kernel before it. The default is 0
-// (only GDR_ALGO=allreduce=ll picks it) until a run on two GPUs has checked
-// it and measured its crossover with one-shot (bench/results/h200x2.md has
-// one-GPU figures only).
+// Up to GDR_CUDA_IPC_LL_BYTES (64 KiB, the whole LL area, by default) the
+// LL kernel goes first: no barrier, no fence, and its launch overlaps the
+// kernel before it. On one H200 it costs 1.45-1.97 us per operation under
+// graph replay against one-shot's 4.66-5.30 (8 B - 64 KiB), and its host
+// call is no dearer; on 2 x H200 one-shot took 7.4-8.2 us at every size to
+// 64 KiB, bound by launch and barrier, not bytes. LL's packets double the
+// bytes on the link: 128 KiB per peer at 64 KiB, about 0.35 us at NVLink's
+// rate, well under the 2.7-3.3 us it saves. So LL takes every size it fits;
+// the 2-GPU run (bench/results/h200x2.md, "Still to run") is to confirm it.
 // The choice is the selector's (collectives/select.cc: GDR_ALGO forces
 // any kernel), whose default rule the simulator prices too.
 coll::FusedKind allReduceKind(const AlgoPolicy& pol, const ipc::IpcView& v, size_t bytes) {
