@@ -120,6 +120,38 @@ void ncclInit(void** ncclComm, MPI_Comm world) {
 
 void ncclFree(void* ncclComm) { ncclCommDestroy(static_cast<ncclComm_t>(ncclComm)); }
 
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+NcclWindows::NcclWindows(void* ncclComm, size_t sendBytes, size_t recvBytes, gdrStream_t stream)
+    : comm_(ncclComm) {
+  auto c = static_cast<ncclComm_t>(ncclComm);
+  bufs.stream = stream;
+  ncclCheck(ncclMemAlloc(&bufs.send, sendBytes), "ncclMemAlloc");
+  ncclCheck(ncclMemAlloc(&bufs.recv, recvBytes), "ncclMemAlloc");
+  ncclWindow_t w[2];
+  ncclCheck(ncclCommWindowRegister(c, bufs.send, sendBytes, &w[0], NCCL_WIN_COLL_SYMMETRIC),
+            "ncclCommWindowRegister");
+  ncclCheck(ncclCommWindowRegister(c, bufs.recv, recvBytes, &w[1], NCCL_WIN_COLL_SYMMETRIC),
+            "ncclCommWindowRegister");
+  win_[0] = w[0];
+  win_[1] = w[1];
+}
+NcclWindows::~NcclWindows() {
+  auto c = static_cast<ncclComm_t>(comm_);
+  cudaDeviceSynchronize();
+  for (void* w : win_) ncclCommWindowDeregister(c, static_cast<ncclWindow_t>(w));
+  ncclMemFree(bufs.send);
+  ncclMemFree(bufs.recv);
+}
+#else
+NcclWindows::NcclWindows(void* ncclComm, size_t, size_t, gdrStream_t) : comm_(ncclComm) {
+  std::fprintf(stderr,
+               "gdr-bench: --window --compare nccl: this NCCL (%d) has no ncclCommWindowRegister\n",
+               NCCL_VERSION_CODE);
+  MPI_Abort(MPI_COMM_WORLD, 2);
+}
+NcclWindows::~NcclWindows() {}
+#endif
+
 void runNccl(const Options& o, const Plan& p, const Bufs& b, void* ncclComm, int rank) {
   auto c = static_cast<ncclComm_t>(ncclComm);
   auto s = reinterpret_cast<cudaStream_t>(b.stream);

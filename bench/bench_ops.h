@@ -28,6 +28,21 @@ bool ncclCanRun(const Options& o);
 void ncclInit(void** ncclComm, MPI_Comm world);
 void ncclFree(void* ncclComm);
 void runNccl(const Options& o, const Plan& p, const Bufs& b, void* ncclComm, int rank);
+// --window: NCCL's buffers for one size, from ncclMemAlloc (its symmetric
+// windows need cuMem memory, which CUDA IPC handles cannot share, so the
+// two libraries get buffers of their own) registered with
+// ncclCommWindowRegister(NCCL_WIN_COLL_SYMMETRIC); released by the destructor.
+struct NcclWindows {
+  NcclWindows(void* ncclComm, size_t sendBytes, size_t recvBytes, gdrStream_t stream);
+  ~NcclWindows();
+  NcclWindows(const NcclWindows&) = delete;
+  NcclWindows& operator=(const NcclWindows&) = delete;
+  Bufs bufs;
+
+ private:
+  void* comm_;
+  void* win_[2] = {};
+};
 #endif
 
 // Fills inputs with values whose reduction is exact, poisons outputs, and

@@ -30,6 +30,11 @@ const char* kUsage =
     "stream\n"
     "  --graph            (with --mem cuda) capture the timed iterations in a CUDA graph, time its "
     "replay\n"
+    "  --window           (with --mem cuda) register the buffers as symmetric windows: "
+    "gdrCommWindowRegister\n"
+    "                     (GDR_WIN_SYMMETRIC); with --compare nccl, NCCL's own buffers from "
+    "ncclMemAlloc\n"
+    "                     registered with ncclCommWindowRegister (NCCL_WIN_COLL_SYMMETRIC)\n"
     "  --csv FILE         also write the table as CSV (rank 0)\n"
     "  --launcher L       auto (default), mpi, pmix or env: how ranks find each other. pmix and "
     "env make\n"
@@ -114,6 +119,8 @@ Options parse(int argc, char** argv, int rank) {
     else if (!std::strcmp(a, "--reps")) o.reps = parseInt(value(), rank);
     else if (!std::strcmp(a, "--check")) o.check = true;
     else if (!std::strcmp(a, "--graph")) o.graph = true;
+    else if (!std::strcmp(a, "--window"))
+      o.window = true;
     else if (!std::strcmp(a, "--csv")) o.csv = value();
     else if (!std::strcmp(a, "--launcher")) {
       const char* v = value();  // acted on before parsing (bench_world.h)

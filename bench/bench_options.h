@@ -25,6 +25,7 @@ struct Options {
   bool compareMpi = false;
   bool compareNccl = false;  // --compare nccl
   bool graph = false;        // --graph: with --mem cuda, time replays of a captured CUDA graph
+  bool window = false;       // --window: with --mem cuda, the buffers are symmetric windows
   std::string csv;
   std::string json;  // --json FILE: the same rows as JSON (plots read it)
   gdrDataType_t type = gdrFloat32;

@@ -143,6 +143,28 @@ struct DeviceBuffer {
 };
 #endif
 
+// --window: one size's buffers registered as symmetric windows while it runs
+// (collective: every rank registers its own), as a program that reuses
+// them would keep them.
+struct GdrWindows {
+  gdrComm_t comm;
+  gdrWindow_t w[2] = {};
+  GdrWindows(bool on, gdrComm_t c, void* send, size_t sendBytes, void* recv, size_t recvBytes)
+      : comm(c) {
+    if (!on) return;
+    gdrResult_t r = gdrCommWindowRegister(c, send, sendBytes, GDR_WIN_SYMMETRIC, &w[0]);
+    if (r == gdrSuccess) r = gdrCommWindowRegister(c, recv, recvBytes, GDR_WIN_SYMMETRIC, &w[1]);
+    if (r != gdrSuccess) {
+      std::fprintf(stderr, "gdr-bench: gdrCommWindowRegister: %s\n", gdrGetLastError(c));
+      std::exit(1);
+    }
+  }
+  ~GdrWindows() {
+    for (gdrWindow_t x : w)
+      if (x) gdrCommWindowDeregister(comm, x);
+  }
+};
+
 void die(const World& w, const char* what, gdrResult_t r) {
   std::fprintf(stderr, "gdr-bench: rank %d: %s failed: %s (%s)\n", w.rank(), what,
                gdrGetErrorString(r), gdrGetLastError(w.comm()));
@@ -211,10 +233,11 @@ int main(int argc, char** argv) {
     else if (o.compareMpi && !compare)
       std::printf("# note: the system MPI has no %s/%s; --compare mpi skipped\n", typeName(o.type),
                   o.op == gdrAvg ? "avg" : "this type");
-    std::printf("# gdr-bench %s  ranks %d  launcher %s  mem %s  type %s  op %d  root %d%s\n",
+    std::printf("# gdr-bench %s  ranks %d  launcher %s  mem %s  type %s  op %d  root %d%s%s\n",
                 o.collName.c_str(), n, world.launchName(), o.cuda ? "cuda" : "host",
                 typeName(o.type), static_cast<int>(o.op), o.root,
-                o.cuda && o.graph ? "  (CUDA graph replay)" : "");
+                o.cuda && o.graph ? "  (CUDA graph replay)" : "",
+                o.cuda && o.window ? "  (symmetric windows)" : "");
     std::printf("# %10s %10s %10s %10s %10s %11s %11s %6s", "size(B)", "count", "avg(us)", "min(us)", "max(us)",
                 "algbw(GB/s)", "busbw(GB/s)", "check");
     if (compare || compareNccl)
@@ -278,6 +301,8 @@ int main(int argc, char** argv) {
       // one call, the output copied back and checked element by element.
       DeviceBuffer dsend(p.sendBytes + 64), drecv(p.recvBytes + 64);
       Bufs db{dsend.p, drecv.p, reinterpret_cast<gdrStream_t>(stream)};
+      const GdrWindows windows(o.window, comm, dsend.p, p.sendBytes + 64, drecv.p,
+                               p.recvBytes + 64);
       if (o.check) {
         seed = seed * 1103515245u + 12345u;
         fillInputs(o, p, b, rank, n, seed);
@@ -299,9 +324,14 @@ int main(int argc, char** argv) {
           iters, warmup, world, stream, &cpu, o.graph);
 #if GDR_BENCH_NCCL
       double ncpu = 0;
-      if (compareNccl)
+      if (compareNccl && o.window) {
+        const NcclWindows nw(nccl, p.sendBytes + 64, p.recvBytes + 64, db.stream);
+        m = timeStream([&] { runNccl(o, p, nw.bufs, nccl, rank); }, iters, warmup, world, stream,
+                       &ncpu, o.graph);
+      } else if (compareNccl) {
         m = timeStream([&] { runNccl(o, p, db, nccl, rank); }, iters, warmup, world, stream, &ncpu,
                        o.graph);
+      }
 #endif
       cpu = p.bytes ? cpu / (static_cast<double>(p.bytes) * iters / 1e9) : 0;
     } else

@@ -277,6 +277,29 @@ gdrResult_t gdrCommDeregister(gdrComm_t comm, gdrRegHandle_t handle);
 gdrResult_t gdrMemAlloc(void** ptr, size_t size);
 gdrResult_t gdrMemFree(void* ptr);
 
+/* ---- windows: buffers the peers' kernels reach directly ---- */
+
+/* A window is a buffer every rank of the communicator registers together
+ * (every rank calls it with the same flags, in the same order as its other
+ * window registrations, each with a buffer of its own: collective with
+ * GDR_WIN_SYMMETRIC, as NCCL's ncclCommWindowRegister is). It is registered
+ * as gdrCommRegister registers. With GDR_WIN_SYMMETRIC, and
+ * where the ranks share a host and the buffers are device memory that CUDA
+ * IPC can export (cudaMalloc, not pools or managed memory), every rank maps
+ * every other rank's buffer, and an all-reduce whose input and output lie in
+ * windows at the same offset on every rank (NCCL's symmetric contract; every
+ * rank's buffers, or none) reads and writes the peers' buffers directly
+ * instead of copying through staging. Results never change. */
+typedef struct gdrWindow* gdrWindow_t;
+#define GDR_WIN_DEFAULT 0x0
+#define GDR_WIN_SYMMETRIC 0x1
+gdrResult_t gdrCommWindowRegister(gdrComm_t comm, void* buffer, size_t size, int flags,
+                                  gdrWindow_t* win);
+/* Every rank deregisters its window (the same ones, in the same order, once
+ * the work that used them has finished; then the buffer may be freed). A
+ * window deregistered twice, or another communicator's, is an error. */
+gdrResult_t gdrCommWindowDeregister(gdrComm_t comm, gdrWindow_t win);
+
 #ifdef __cplusplus
 }
 #endif

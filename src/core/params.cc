@@ -179,10 +179,13 @@ const std::vector<Info> kParams = {
      "Auto picks one-shot all-reduce up to this many bytes, two-shot above (0: below 16 MiB with "
      "two "
      "ranks, up to 256 KiB with more)."},
-    {"GDR_CUDA_IPC_LL_BYTES", Type::Int, "0",
+    {"GDR_CUDA_IPC_LL_BYTES", Type::Int, "65536",
      "Auto picks the LL all-reduce (flagged packets, no barrier) up to this many bytes, at most "
-     "65536 (the LL area); 0 (the default until it is checked on two GPUs): only when "
-     "GDR_ALGO=allreduce=ll forces it."},
+     "65536 (the LL area, the default); 0: only when GDR_ALGO=allreduce=ll forces it."},
+    {"GDR_CUDA_IPC_WINDOWS", Type::Bool, "1",
+     "All-reduces on windows (gdrCommWindowRegister with GDR_WIN_SYMMETRIC, "
+     "ncclCommWindowRegister with NCCL_WIN_COLL_SYMMETRIC) read and write the peers' buffers "
+     "directly, with no copy through staging (0: they take the staging kernels like any buffer)."},
     {"GDR_CUDA_IPC_PDL", Type::Bool, "1",
      "Launch the LL all-reduce with programmatic dependent launch, so its launch overlaps the "
      "kernel before it on the stream (0: a plain launch)."},

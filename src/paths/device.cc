@@ -1,6 +1,7 @@
 #include "paths/device.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -14,6 +15,7 @@
 #include "core/memory_kind.h"
 #include "core/params.h"
 #include "paths/broadcast_from.h"
+#include "paths/device_windows.h"
 #include "paths/host.h"
 #include "paths/p2p.h"
 #include "paths/single_rank.h"
@@ -56,6 +58,7 @@ struct AlgoPolicy {
   bool llProgrammatic = true;
   int twoShotBlocks = 256;
   int wideExchangeBlocks = 256;  // all-gather and all-to-all with >= 64 MiB per peer
+  bool windows = true;           // all-reduces on windows run the window kernel
 };
 
 // The device path's per-communicator state (Communicator::devicePath).
@@ -66,6 +69,8 @@ struct DeviceState final : PathState {
   }
   bool tried = false;
   std::unique_ptr<IpcContext> ipc;
+  WindowTable windows;  // after ipc: its mappings close first
+  std::atomic<uint64_t> windowCalls{0};
   std::string whyStaged;
   AlgoPolicy policy;
   status::DeviceOps& board;
@@ -163,6 +168,7 @@ IpcContext* ipcFor(Communicator& comm) {
     if (st.policy.wideExchangeBlocks < 1 || st.policy.wideExchangeBlocks > ipc::kMaxBlocks)
       throw InvalidArgument(
           strprintf("GDR_CUDA_IPC_EXCHANGE_BLOCKS must be in [1, %d]", ipc::kMaxBlocks));
+    st.policy.windows = param::getBool("GDR_CUDA_IPC_WINDOWS");
     st.ipc = IpcContext::create(ipcPeersOf(comm), &st.whyStaged);
     if (st.ipc) st.board.attach(st.ipc->boardWords(), "cuda_ipc");
     if (!st.ipc)
@@ -179,11 +185,15 @@ IpcContext* ipcFor(Communicator& comm) {
 // two-shot with 256 blocks (two per SM, so one block's barrier wait overlaps
 // another's copies) wins, as it halves each GPU's reduction and local
 // traffic. With more ranks two-shot also moves less: 2(n-1)/n against n-1.
-// Up to GDR_CUDA_IPC_LL_BYTES the LL kernel goes first: no barrier, no
-// fence, and its launch overlaps the kernel before it. The default is 0
-// (only GDR_ALGO=allreduce=ll picks it) until a run on two GPUs has checked
-// it and measured its crossover with one-shot (bench/results/h200x2.md has
-// one-GPU figures only).
+// Up to GDR_CUDA_IPC_LL_BYTES (64 KiB, the whole LL area, by default) the
+// LL kernel goes first: no barrier, no fence, and its launch overlaps the
+// kernel before it. On one H200 it costs 1.45-1.97 us per operation under
+// graph replay against one-shot's 4.66-5.30 (8 B - 64 KiB), and its host
+// call is no dearer; on 2 x H200 one-shot took 7.4-8.2 us at every size to
+// 64 KiB, bound by launch and barrier, not bytes. LL's packets double the
+// bytes on the link: 128 KiB per peer at 64 KiB, about 0.35 us at NVLink's
+// rate, well under the 2.7-3.3 us it saves. So LL takes every size it fits;
+// the 2-GPU run (bench/results/h200x2.md, "Still to run") is to confirm it.
 // The choice is the selector's (collectives/select.cc: GDR_ALGO forces
 // any kernel), whose default rule the simulator prices too.
 coll::FusedKind allReduceKind(const AlgoPolicy& pol, const ipc::IpcView& v, size_t bytes) {
@@ -204,8 +214,27 @@ cudaError_t launchUniformExchange(const AlgoPolicy& pol, const ipc::IpcView& v, 
   return ipc::launchExchange(wide, x, s);
 }
 
-void runIpc(Communicator& comm, const ipc::IpcView& v, const AlgoPolicy& pol, const CollCall& call,
-            cudaStream_t s) {
+// An all-reduce whose input and output both lie in windows (at the same
+// offset on every rank, the symmetric contract) runs the window kernel; false
+// when they do not, and the staging kernels run.
+bool tryWindowAllReduce(const WindowTable& wins, const ipc::IpcView& v, const AlgoPolicy& pol,
+                        const ipc::ReduceCall& r, size_t bytes, cudaStream_t s) {
+  if (!pol.windows || !wins.any()) return false;
+  ipc::WindowAllReduce w;
+  if (!wins.find(r.input, bytes, const_cast<void**>(w.input)) ||
+      !wins.find(r.output, bytes, w.output))
+    return false;
+  w.count = r.count;
+  w.type = r.type;
+  w.op = r.op;
+  ipc::IpcView wide = v;  // two blocks per SM, as two-shot
+  wide.maxBlocks = pol.twoShotBlocks;
+  checkCuda(ipc::launchWindowAllReduce(wide, w, s), "launching the cuda_ipc window kernel");
+  return true;
+}
+
+void runIpc(Communicator& comm, const ipc::IpcView& v, const AlgoPolicy& pol,
+            const WindowTable& wins, const CollCall& call, cudaStream_t s) {
   const int n = comm.size(), me = comm.rank();
   const size_t eb = gdr::typeSize(call.type);
   auto in = [&](const void* p) { return static_cast<const char*>(p); };
@@ -226,6 +255,10 @@ void runIpc(Communicator& comm, const ipc::IpcView& v, const AlgoPolicy& pol, co
         if (kind == coll::FusedKind::LL) {
           checkCuda(ipc::launchLLAllReduce(v, r, pol.llProgrammatic, s),
                     "launching the cuda_ipc LL kernel");
+          return;
+        }
+        if (tryWindowAllReduce(wins, v, pol, r, call.count * eb, s)) {
+          stateOf(comm).windowCalls.fetch_add(1, std::memory_order_relaxed);
           return;
         }
         r.mode =
@@ -447,7 +480,7 @@ void runDeviceCollective(Communicator& comm, const CollCall& call, gdrStream_t s
     DeviceState& st = stateOf(comm);
     ScopedDevice onCtx(ctx->device());
     const ipc::IpcView v = boardedView(*ctx, st.board, s);
-    runIpc(comm, v, st.policy, call, s);
+    runIpc(comm, v, st.policy, st.windows, call, s);
     if (v.countDone)
       st.board.launched(status::deviceSig(static_cast<uint8_t>(call.kind), call.type, call.op,
                                           call.count, call.root),
@@ -483,6 +516,51 @@ bool deviceOpsAsync(const Communicator& comm) {
   return st && st->ipc && st->ipc->deviceErrors() == 0;
 }
 
+uint64_t registerDeviceWindow(Communicator& comm, void* buffer, size_t bytes) {
+  // What every rank knows alike needs no exchange.
+  if (comm.size() == 1 || !anyCudaDevice()) return 0;
+  for (int r = 0; r < comm.size(); ++r)
+    if (!comm.sameHost(r)) return 0;
+  // Every rank's buffer must be device memory; a host buffer anywhere makes
+  // the window a registration only, on every rank.
+  const int32_t onDevice = memoryKind(buffer) == MemKind::Device;
+  std::vector<int32_t> kinds(comm.size());
+  runHostCollective(
+      comm, CollCall{CollKind::AllGather, &onDevice, kinds.data(), sizeof onDevice, gdrUint8});
+  for (int r = 0; r < comm.size(); ++r)
+    if (!kinds[r]) {
+      GDR_INFO(kColl, "window %p (%zu bytes): rank %d's buffer is host memory, so no rank maps it",
+               buffer, bytes, r);
+      return 0;
+    }
+  IpcContext* ctx = ipcFor(comm);  // collective at the communicator's first device operation
+  if (!ctx) return 0;
+  ScopedDevice onCtx(ctx->device());
+  std::string why;
+  std::unique_ptr<transport::cuda_ipc::WindowMap> map =
+      transport::cuda_ipc::WindowMap::create(ipcPeersOf(comm), ctx->device(), buffer, bytes, &why);
+  if (!map) {
+    GDR_WARN(kColl,
+             "window %p (%zu bytes) is not mapped, its all-reduces take the staging kernels: %s",
+             buffer, bytes, why.c_str());
+    return 0;
+  }
+  return stateOf(comm).windows.add(buffer, bytes, std::move(map));
+}
+
+uint64_t windowAllReduces(const Communicator& comm) {
+  const DeviceState* st = comm.devicePath().find<DeviceState>();
+  return st ? st->windowCalls.load(std::memory_order_relaxed) : 0;
+}
+
+bool deregisterDeviceWindow(Communicator& comm, uint64_t id) {
+  if (id == 0) return true;
+  DeviceState* st = comm.devicePath().find<DeviceState>();
+  if (!st) return false;
+  ScopedDevice onCtx(st->ipc ? st->ipc->device() : currentCudaDevice());
+  return st->windows.remove(id);
+}
+
 #else  // no CUDA in this build: every pointer is host memory
 
 void runDeviceCollective(Communicator&, const CollCall&, gdrStream_t) {
@@ -498,6 +576,9 @@ void deviceP2PBatch(Communicator&, const std::vector<P2PCall>& reqs) {
   if (!reqs.empty()) throw NotSupported("this build of gdrcoll has no CUDA support");
 }
 bool deviceOpsAsync(const Communicator&) { return false; }
+uint64_t registerDeviceWindow(Communicator&, void*, size_t) { return 0; }
+bool deregisterDeviceWindow(Communicator&, uint64_t id) { return id == 0; }
+uint64_t windowAllReduces(const Communicator&) { return 0; }
 
 #endif
 

@@ -39,76 +39,15 @@
 #include "gdrcoll_mpi.h"
 #include "gpu_kernels.h"
 #include "gpu_mpi_check.h"
+#include "gpu_ranks.h"
 #include "gpu_values.h"
 
 namespace {
 
-int gProc = 0, gProcs = 1;  // MPI
-int gN = 1;                 // ranks of the communicator
-long gFailures = 0, gChecks = 0;
-uint64_t gSeed = 0;
-
-// A rank this process drives.
-struct Rank {
-  int id = 0;
-  gdrComm_t comm = nullptr;
-  cudaStream_t stream = nullptr;
-};
-std::vector<Rank> gRanks;
-
 constexpr size_t kLLBytes = 65536;  // the LL area (transport/cuda_ipc/ipc_view.h)
 
+using namespace gdrtest::ranks;
 using gdrtest::DevBuf;
-
-// Rank r's input of case `id`: the same on every process, so each one
-// builds the reference without exchanging inputs.
-std::vector<char> inputOf(int r, uint64_t id, gdrDataType_t t, size_t count) {
-  std::mt19937_64 rng(gSeed ^ (id * 0x9E3779B97F4A7C15ull) ^ (static_cast<uint64_t>(r + 1) << 48));
-  return gdrtest::randomValues(t, count, rng);
-}
-std::vector<char> reference(const std::vector<std::vector<char>>& in, size_t count, gdrDataType_t t,
-                            gdrRedOp_t op) {
-  std::vector<const char*> src;
-  for (const auto& v : in) src.push_back(v.data());
-  return gdrtest::reduceRefRoundedOnce(src, count, t, op);
-}
-
-void check(const std::string& what, const Rank& r, gdrDataType_t t, gdrRedOp_t op, size_t count,
-           bool ip, const char* got, const char* want) {
-  ++gChecks;
-  if (gdrtest::mismatches(what.c_str(), r.id, gN, t, op, count, ip, got, want, count)) ++gFailures;
-}
-void expect(bool ok, const std::string& what) {
-  ++gChecks;
-  if (!ok) {
-    ++gFailures;
-    std::fprintf(stderr, "process %d: %s\n", gProc, what.c_str());
-  }
-}
-
-// One call on every rank this process drives (a group when it drives
-// several: one thread issues them all).
-template <typename F>
-void everyRank(F&& issue) {
-  if (gRanks.size() > 1) GDR_OK(gdrGroupStart());
-  for (size_t k = 0; k < gRanks.size(); ++k) issue(gRanks[k], k);
-  if (gRanks.size() > 1) GDR_OK(gdrGroupEnd());
-}
-void syncAll() {
-  for (const Rank& r : gRanks) CUDA_OK(cudaStreamSynchronize(r.stream));
-}
-
-struct Bufs {
-  std::unique_ptr<DevBuf> in, out;
-};
-std::vector<Bufs> makeBufs(size_t bytes) {
-  std::vector<Bufs> b(gRanks.size());
-  for (auto& x : b) {
-    x.in = std::make_unique<DevBuf>(bytes);
-    x.out = std::make_unique<DevBuf>(bytes);
-  }
-  return b;
-}
 
 const std::vector<gdrDataType_t> kTypes = {gdrInt8,    gdrUint8,   gdrInt32,      gdrUint32,
                                            gdrInt64,   gdrUint64,  gdrFloat16,    gdrBfloat16,
@@ -390,39 +329,6 @@ Figures measure(size_t bytes) {
   return f;
 }
 
-// ---- set-up -----------------------------------------------------------------
-
-void openRanks(int local) {
-  gRanks.assign(local > 0 ? local : 1, Rank{});
-  if (local > 0) {
-    gN = local;
-    gdrUniqueId id;
-    GDR_OK(gdrGetUniqueId(&id));
-    GDR_OK(gdrGroupStart());
-    for (int r = 0; r < gN; ++r) {
-      gRanks[r].id = r;
-      CUDA_OK(cudaStreamCreateWithFlags(&gRanks[r].stream, cudaStreamNonBlocking));
-      GDR_OK(gdrCommInitRank(&gRanks[r].comm, gN, id, r));
-    }
-    GDR_OK(gdrGroupEnd());
-  } else {
-    gN = gProcs;
-    gRanks[0].id = gProc;
-    CUDA_OK(cudaStreamCreateWithFlags(&gRanks[0].stream, cudaStreamNonBlocking));
-    GDR_OK(gdrCommInitMPI(&gRanks[0].comm, MPI_COMM_WORLD));
-  }
-  // The first device operation sets up the IPC memory: a collective step.
-  everyRank([](const Rank& r, size_t) { GDR_OK(gdrBarrier(r.comm, r.stream)); });
-  syncAll();
-}
-void closeRanks() {
-  for (Rank& r : gRanks) {
-    GDR_OK(gdrCommDestroy(r.comm));
-    CUDA_OK(cudaStreamDestroy(r.stream));
-  }
-  gRanks.clear();
-}
-
 void runBench(int local) {
   // Each kernel on its own communicators: the policy is read at a
   // communicator's first device operation.
@@ -470,34 +376,11 @@ void runBench(int local) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &gProc);
-  gdrtest::gMpiRank = gProc;
-  MPI_Comm_size(MPI_COMM_WORLD, &gProcs);
-  int ndev = 0;
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    if (gProc == 0) std::printf("skipped: no CUDA device\n");
-    MPI_Finalize();
-    return 77;
-  }
-  int local = 0;
+  int local = 0, rc = 0;
+  if (!start(&argc, &argv, &local, &rc)) return rc;
   bool bench = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--local" && i + 1 < argc)
-      local = std::atoi(argv[++i]);
-    else if (a == "--bench")
-      bench = true;
-  }
-  if (local > 0 && gProcs != 1) {
-    if (gProc == 0) std::fprintf(stderr, "--local N runs under one process\n");
-    MPI_Finalize();
-    return 2;
-  }
-  CUDA_OK(cudaSetDevice(gProc % ndev));
-  if (gProc == 0)
-    gSeed = (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
-  MPI_Bcast(&gSeed, sizeof gSeed, MPI_BYTE, 0, MPI_COMM_WORLD);
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--bench") bench = true;
 
   if (bench) {
     runBench(local);
@@ -505,14 +388,6 @@ int main(int argc, char** argv) {
     return 0;
   }
   openRanks(local);
-  auto section = [&](const char* name, auto&& fn) {
-    const long before = gFailures;
-    fn();
-    long f = gFailures - before, tot = 0;
-    MPI_Allreduce(&f, &tot, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    if (gProc == 0) std::printf("[%s] %s\n", tot ? "FAIL" : " ok ", name);
-    std::fflush(stdout);
-  };
   section("every type x op x size x in place x alignment", testTypesAndOps);
   section("-0.0 inputs", testNegativeZero);
   section("back to back, no host sync; in-place chain", testBackToBack);
@@ -520,10 +395,7 @@ int main(int argc, char** argv) {
   section("graph capture and replay", testGraph);
   closeRanks();
 
-  long tot = 0, checks = 0;
-  MPI_Allreduce(&gFailures, &tot, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-  MPI_Allreduce(&gChecks, &checks, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-  if (gProc == 0) std::printf("gpu LL tests: %ld checks, %ld failed (%d ranks)\n", checks, tot, gN);
+  rc = verdict("gpu LL tests");
   MPI_Finalize();
-  return tot ? 1 : 0;
+  return rc;
 }

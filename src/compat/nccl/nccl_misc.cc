@@ -123,13 +123,13 @@ ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle) {
   });
 }
 
-// A window is a registered buffer: gdrcoll has no symmetric kernels that
-// would use its peers' addresses, so what it keeps is the registration
-// (collective in NCCL, local here; every rank registers its own).
+// A window is gdrcoll's (gdrCommWindowRegister): NCCL_WIN_COLL_SYMMETRIC
+// is GDR_WIN_SYMMETRIC, under which the fused all-reduce reads and writes
+// the peers' windows directly; collective then, as NCCL's.
 struct ncclWindow_vidmem {
   uint64_t magic;
   ncclComm* comm;
-  gdrRegHandle_t reg;
+  gdrWindow_t win;
 };
 
 ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
@@ -137,13 +137,14 @@ ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, nc
   return guard("ncclCommWindowRegister", comm, [&] {
     GDR_CHECK_ARG(win, "win is NULL");
     *win = nullptr;
-    // Symmetric (0x1), and from 2.29 strict ordering (0x2) and GIN only
-    // (0x4): hints about how peers use the window, which gdrcoll never does.
+    // From 2.29 strict ordering (0x2) and GIN only (0x4): hints about how
+    // peers use the window, which change nothing here.
     GDR_CHECK_ARG(winFlags >= 0 && winFlags <= 0x7, "winFlags 0x%x has unknown bits", winFlags);
     Comm& c = readyComm(comm);
-    gdrRegHandle_t h = nullptr;
-    checkGdr(gdrCommRegister(c.gdr, buff, size, &h), c.gdr);
-    *win = new ncclWindow_vidmem{kWindowMagic, &c, h};
+    gdrWindow_t w = nullptr;
+    const int flags = (winFlags & NCCL_WIN_COLL_SYMMETRIC) ? GDR_WIN_SYMMETRIC : GDR_WIN_DEFAULT;
+    checkGdr(gdrCommWindowRegister(c.gdr, buff, size, flags, &w), c.gdr);
+    *win = new ncclWindow_vidmem{kWindowMagic, &c, w};
     std::lock_guard<std::mutex> lk(c.mu);
     c.windows.insert(*win);
     return ncclSuccess;
@@ -161,9 +162,9 @@ ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
     GDR_CHECK_ARG(live && win->magic == kWindowMagic && win->comm == &c,
                   "win %p is not a window of this communicator", static_cast<void*>(win));
     win->magic = 0;
-    gdrRegHandle_t h = win->reg;
+    gdrWindow_t w = win->win;
     delete win;
-    checkGdr(gdrCommDeregister(c.gdr, h), c.gdr);
+    checkGdr(gdrCommWindowDeregister(c.gdr, w), c.gdr);
     return ncclSuccess;
   });
 }

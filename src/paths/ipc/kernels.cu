@@ -214,6 +214,42 @@ __global__ void __launch_bounds__(kThreads, MaxS <= 2 ? 2 : 1) reduceKernel(IpcV
   countDone(v);
 }
 
+// The all-reduce over windows (kernels.h): block b reduces slice b of this
+// rank's segment straight from every rank's input and stores it into every
+// rank's output, between a barrier that says every rank's kernel has begun
+// (its input is written, its output free) and one that says every rank is
+// done with this rank's buffers.
+template <typename T, typename Op, int MaxS>
+__global__ void __launch_bounds__(kThreads, MaxS <= 2 ? 2 : 1)
+    windowAllReduceKernel(IpcView v, WindowAllReduce c, size_t segElems, size_t sliceElems,
+                          int avgDiv) {
+  __shared__ BlockEpochs ep;
+  loadEpochs(v, ep);
+  const int me = v.rank, n = v.nranks;
+  const unsigned peers = ((1u << n) - 1u) & ~(1u << me);
+  barrier(v, peers, ep);
+  const size_t segLo = me * segElems;
+  const size_t segLen = segLo < c.count ? min(segElems, c.count - segLo) : 0;
+  const size_t lo = blockIdx.x * sliceElems;
+  if (lo < segLen) {
+    const size_t len = min(sliceElems, segLen - lo), at = segLo + lo;
+    const T* srcs[dev::kMaxSources];
+    for (int r = 0; r < n; ++r) srcs[r] = static_cast<const T*>(c.input[r]) + at;
+    T* mine = static_cast<T*>(c.output[me]) + at;
+    // Peers' inputs are read past L1: another GPU wrote them.
+    dev::reduceElems<T, Op, MaxS>(mine, srcs, n, len, avgDiv, threadIdx.x, blockDim.x, peers);
+    __syncthreads();
+    for (int p = 0; p < n; ++p)
+      if (p != me)
+        copyBytes(reinterpret_cast<char*>(static_cast<T*>(c.output[p]) + at),
+                  reinterpret_cast<const char*>(mine), len * sizeof(T), threadIdx.x, blockDim.x,
+                  false);
+  }
+  barrier(v, peers, ep);
+  saveEpochs(v, ep);
+  countDone(v);
+}
+
 __global__ void barrierKernel(IpcView v) {
   __shared__ BlockEpochs ep;
   loadEpochs(v, ep);
@@ -274,6 +310,32 @@ cudaError_t launchReduce(const IpcView& v, const ReduceCall& c, cudaStream_t str
       else
         reduceKernel<T, Op, dev::kMaxSources>
             <<<gridFor(nunits, v), kThreads, 0, stream>>>(v, c, unitElems, segElems, nunits, avgDiv);
+      rc = cudaGetLastError();
+    });
+  });
+  return rc;
+}
+
+cudaError_t launchWindowAllReduce(const IpcView& v, const WindowAllReduce& c, cudaStream_t stream) {
+  if (v.nranks > dev::kMaxSources) return cudaErrorInvalidValue;
+  if (c.count == 0) return nothingToLaunch(v, stream);
+  cudaError_t rc = cudaErrorInvalidValue;
+  dev::dispatchType(c.type, [&](auto t) {
+    using T = decltype(t);
+    constexpr size_t V = dev::kVecElems<T>;
+    const size_t segElems = ((c.count + v.nranks - 1) / v.nranks + V - 1) / V * V;
+    // No staging chunk bounds a slice: the grid spreads the segment.
+    const size_t sliceElems = unitBytes(segElems * sizeof(T), v.maxBlocks, ~size_t{0}) / sizeof(T);
+    const unsigned grid = gridFor((segElems + sliceElems - 1) / sliceElems, v);
+    const int avgDiv = c.op == gdrAvg ? v.nranks : 0;
+    dev::dispatchOp(c.op, [&](auto o) {
+      using Op = decltype(o);
+      if (v.nranks <= 2)
+        windowAllReduceKernel<T, Op, 2>
+            <<<grid, kThreads, 0, stream>>>(v, c, segElems, sliceElems, avgDiv);
+      else
+        windowAllReduceKernel<T, Op, dev::kMaxSources>
+            <<<grid, kThreads, 0, stream>>>(v, c, segElems, sliceElems, avgDiv);
       rc = cudaGetLastError();
     });
   });

@@ -72,6 +72,24 @@ cudaError_t launchReduce(const IpcView& v, const ReduceCall& c, cudaStream_t str
 cudaError_t launchLLAllReduce(const IpcView& v, const ReduceCall& c, bool programmatic,
                               cudaStream_t stream);
 
+// The all-reduce over windows (buffers every rank registered together,
+// transport/cuda_ipc/ipc_window.h): every rank's input and output as this
+// rank reaches it, so nothing goes through staging. Rank p reduces segment
+// p straight from every rank's input and stores the result into every
+// rank's output, between a barrier before (each rank's input is ready, its
+// output free) and one after (no rank moves on while a peer still uses its
+// buffers). In place is safe: segment p is read and written by rank p
+// alone. The grid depends only on the count, type and view, so every rank
+// launches the same one.
+struct WindowAllReduce {
+  const void* input[kMaxLocalRanks] = {};
+  void* output[kMaxLocalRanks] = {};
+  size_t count = 0;
+  gdrDataType_t type = gdrFloat32;
+  gdrRedOp_t op = gdrSum;
+};
+cudaError_t launchWindowAllReduce(const IpcView& v, const WindowAllReduce& c, cudaStream_t stream);
+
 // A barrier among all ranks, on the stream.
 cudaError_t launchBarrier(const IpcView& v, cudaStream_t stream);
 

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/params.h"
+#include "transport/cuda_ipc/peer_access.h"
 
 namespace gdr::transport::cuda_ipc {
 
@@ -26,29 +27,6 @@ struct HandleRecord {
   uint64_t ptr;
   cudaIpcMemHandle_t handle;
 };
-
-// Maps rank r's allocation when r lives in this process: its device pointer
-// is valid here once this device may access r's device.
-cudaError_t mapSameProcess(int myDevice, const HandleRecord& peer) {
-  if (peer.device == myDevice) return cudaSuccess;
-  int can = 0;
-  cudaError_t rc = cudaDeviceCanAccessPeer(&can, myDevice, peer.device);
-  if (rc != cudaSuccess) return rc;
-  if (!can) return cudaErrorPeerAccessUnsupported;
-  rc = cudaDeviceEnablePeerAccess(peer.device, 0);
-  if (rc == cudaErrorPeerAccessAlreadyEnabled) {
-    cudaGetLastError();
-    return cudaSuccess;
-  }
-  return rc;
-}
-
-template <typename T>
-std::vector<T> allgather(const IpcPeers& peers, const T& mine) {
-  std::vector<T> all(peers.size);
-  peers.allgather(&mine, all.data(), sizeof(T));
-  return all;
-}
 
 bool ranksFit(const IpcPeers& peers, std::string* why) {
   if (!param::getBool("GDR_CUDA_IPC")) return *why = "GDR_CUDA_IPC=0", false;
@@ -114,7 +92,7 @@ std::unique_ptr<IpcContext> IpcContext::create(const IpcPeers& peers, std::strin
     mine.pid = static_cast<int32_t>(getpid());
     mine.ptr = reinterpret_cast<uint64_t>(ctx->own_);
   }
-  std::vector<HandleRecord> all = allgather(peers, mine);
+  std::vector<HandleRecord> all = allgatherOf(peers, mine);
   int32_t opened = 1;
   for (int r = 0; r < v.nranks; ++r) {
     if (!all[r].ok) {
@@ -128,7 +106,7 @@ std::unique_ptr<IpcContext> IpcContext::create(const IpcPeers& peers, std::strin
       continue;
     }
     if (all[r].pid == mine.pid) {
-      const cudaError_t rc = mapSameProcess(ctx->device_, all[r]);
+      const cudaError_t rc = enablePeerAccess(ctx->device_, all[r].device);
       if (rc != cudaSuccess) {
         why = strprintf("rank %d: peer access from device %d to device %d (rank %d, same process) failed: %s", v.rank,
                         ctx->device_, all[r].device, r, cudaGetErrorString(rc));
@@ -149,7 +127,7 @@ std::unique_ptr<IpcContext> IpcContext::create(const IpcPeers& peers, std::strin
     }
     v.base[r] = static_cast<char*>(ctx->mapped_[r]);
   }
-  std::vector<int32_t> agreed = allgather(peers, opened);
+  std::vector<int32_t> agreed = allgatherOf(peers, opened);
   for (int r = 0; r < v.nranks; ++r)
     if (!agreed[r]) {
       if (why.empty()) why = strprintf("rank %d could not map its peers' IPC memory", r);

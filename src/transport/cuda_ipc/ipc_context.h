@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "transport/cuda_ipc/ipc_view.h"
 
@@ -27,6 +28,14 @@ struct IpcPeers {
   // host transport: set-up traffic only, before any kernel runs.
   std::function<void(const void* mine, void* all, size_t bytes)> allgather;
 };
+
+// Every rank's `mine`, in rank order (trivially copyable T).
+template <typename T>
+std::vector<T> allgatherOf(const IpcPeers& peers, const T& mine) {
+  std::vector<T> all(peers.size);
+  peers.allgather(&mine, all.data(), sizeof(T));
+  return all;
+}
 
 class IpcContext {
  public:
