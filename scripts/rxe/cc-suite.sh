@@ -117,7 +117,8 @@ job() {
     env GDR_IB_CC=$1 GDR_IB_TIMEOUT=${CC_IB_TIMEOUT:-14} GDR_DEBUG=INFO GDR_DEBUG_SUBSYS=NET GDR_TEST_BW_BYTES=$BYTES \
         GDR_TEST_BW_ITERS=$ITERS RANK_HCAS="$3 $4" $R 2 240 $T bw > /tmp/job.$2 2>&1
 }
-mbps() { awk '/bandwidth:/ { print $(NF-1); exit }' /tmp/job.$1; }
+# The figure before "MB/s" (the line ends with a parenthesis of several words).
+mbps() { sed -n 's/.*bandwidth: .* = \([0-9.]*\) MB\/s.*/\1/p' /tmp/job.$1 | head -1; }
 ccline() { grep -a 'cc [a-z]*: [0-9]* chunks' /tmp/job.$1 | grep 'rank 0 -> rank 1' | head -1 |
     sed 's/.*cc [a-z]*: //; s/ (peer_cc.*//'; }
 p99() { ccline $1 | sed -n 's/.*p99 \([0-9]*\) us.*/\1/p'; }
