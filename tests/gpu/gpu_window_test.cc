@@ -237,9 +237,16 @@ void testChainAndGraph() {
     want[i] = v;
   }
   const std::vector<uint64_t> before = windowCounts();
+  // Two groups, not one: with lazy module loading, the first launch of a
+  // kernel not loaded yet can wait for the context to drain, and in one
+  // group rank 0's second kernel would wait for its first, which waits for
+  // rank 1's, not launched yet (gpu_window_np1_local2 timed out so on one
+  // H200, session 11).
   auto step = [&](int c) {
     everyRank([&](const Rank& r, size_t k) {
       GDR_OK(gdrAllReduce(GDR_IN_PLACE, x[k].p, count, gdrUint32, gdrSum, r.comm, r.stream));
+    });
+    everyRank([&](const Rank& r, size_t k) {
       GDR_OK(
           gdrAllReduce(other[k].in->p, other[k].out->p, 5000, gdrUint32, gdrSum, r.comm, r.stream));
     });
