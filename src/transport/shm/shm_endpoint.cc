@@ -50,8 +50,9 @@ void ShmEndpoint::fillPayload(SlotHdr* slot, const void* src, size_t len) {
   if (len) std::memcpy(inl ? slot->inl : reinterpret_cast<char*>(slot) + sizeof(SlotHdr), src, len);
 }
 
-// A small slot's lines (its header and 320 bytes).
-constexpr size_t kPrefetchLines = kSmallStride / 64;
+// The lines prefetched below never leave the small slot.
+static_assert(sizeof(SlotHdr) + (kSmallBytes + 63) / 64 * 64 <= kSmallStride,
+              "prefetch stays in the slot");
 
 void ShmEndpoint::publishSlot(LaneId id, SlotHdr* slot) {
   slot->seq.store(head_[id] + 1, std::memory_order_release);
@@ -64,8 +65,8 @@ void ShmEndpoint::publishSlot(LaneId id, SlotHdr* slot) {
   if (id == kSmallLane && head_[id] - cachedTail_[id] < out_[id].nSlots) {
     const char* next = reinterpret_cast<const char*>(out_[id].at(head_[id]));
     const size_t payload = (slot->flags & kSlotInline) ? 0 : slot->len;
-    const size_t lines = std::min<size_t>(kPrefetchLines, 1 + (payload + 63) / 64);
-    for (size_t i = 0; i < lines; ++i) prefetchForWrite(next + 64 * i);
+    for (size_t i = 0, lines = 1 + (payload + 63) / 64; i < lines; ++i)
+      prefetchForWrite(next + 64 * i);
   }
 }
 
