@@ -63,6 +63,7 @@ class Runner {
         fn_(fn),
         sig_(sig),
         singleCopyFrom_(singleCopyFromOf(sig)),
+        sharedCopy_(traitsOf(static_cast<CollKind>(sig.kind)).sharedCopy),
         peerOf_(peerOf),
         sends_(sendPool()) {
     // Posted SendOps must not move: reserve room for every send up front
@@ -190,6 +191,7 @@ class Runner {
     op.bytes = bytes(st.dst);
     op.sig = sigForNextMessage();
     op.singleCopyFrom = singleCopyFrom_;
+    op.shareCopy = sharedCopy_;
     op.elemBytes = bufs_.elemBytes;
     if (reduce) {
       op.reduceSrc = ptr(st.src);
@@ -230,6 +232,7 @@ class Runner {
   transport::ReduceFn fn_;
   transport::OpSig sig_;
   size_t singleCopyFrom_;
+  bool sharedCopy_;
   // One pool per thread: execute() never nests.
   static std::vector<InFlight>& sendPool() {
     thread_local std::vector<InFlight> pool;

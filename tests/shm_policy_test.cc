@@ -21,11 +21,22 @@ TEST(ShmPolicy, ThresholdByCollective) {
        {CollKind::AllGather, CollKind::AllToAll, CollKind::AllToAllv, CollKind::ReduceScatter})
     EXPECT_EQ(thresholdOf(k, -1), 64u << 10) << gdr::collName(k);
   EXPECT_EQ(thresholdOf(CollKind::Reduce, -1), 1u << 20);
-  for (CollKind k : {CollKind::AllReduce, CollKind::Broadcast, CollKind::Barrier})
+  EXPECT_EQ(thresholdOf(CollKind::Broadcast, -1), 128u << 10);
+  for (CollKind k : {CollKind::AllReduce, CollKind::Barrier})
     EXPECT_EQ(thresholdOf(k, -1), 256u << 10) << gdr::collName(k);
   // A send/recv (and an operation that names no threshold) asks for the default.
-  EXPECT_EQ(singleCopyFrom(gdr::transport::SendOp{}.singleCopyFrom, -1), 256u << 10);
-  EXPECT_EQ(singleCopyFrom(gdr::transport::RecvOp{}.singleCopyFrom, -1), 256u << 10);
+  EXPECT_EQ(singleCopyFrom(gdr::transport::SendOp{}.singleCopyFrom, -1), 64u << 10);
+  EXPECT_EQ(singleCopyFrom(gdr::transport::RecvOp{}.singleCopyFrom, -1), 64u << 10);
+}
+
+// Who shares a single-copy message's copy with its receiver: where the sender
+// would only wait (broadcast, send/recv), not where every rank also receives.
+TEST(ShmPolicy, SharedCopyWhereTheSenderWaits) {
+  EXPECT_TRUE(traitsOf(CollKind::Broadcast).sharedCopy);
+  EXPECT_TRUE(gdr::transport::RecvOp{}.shareCopy) << "send/recv";
+  for (CollKind k : {CollKind::AllReduce, CollKind::Reduce, CollKind::AllGather, CollKind::ReduceScatter,
+                     CollKind::AllToAll, CollKind::AllToAllv, CollKind::Barrier})
+    EXPECT_FALSE(traitsOf(k).sharedCopy) << gdr::collName(k);
 }
 
 TEST(ShmPolicy, ASetThresholdAppliesToEveryMessage) {

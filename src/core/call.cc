@@ -16,23 +16,34 @@ namespace {
 // - reduce: the receiver adds what arrives; through the FIFO the sender's
 //   copy runs beside the receiver's reduction, and the non-root is otherwise
 //   idle: from 1 MiB;
-// - all-reduce, broadcast, barrier (and send/recv): from 256 KiB.
+// - broadcast: from 128 KiB, where the copy is shared by both ranks
+//   (transport/shm/cma_copy.h) and beats the FIFO's two copies (session 12);
+// - all-reduce, barrier: from 256 KiB; send/recv: kSingleCopyFrom.
+//
+// sharedCopy: whether the sender of a single-copy message copies part of it
+// into the receiver's buffer (transport/shm/cma_copy.h). Where the sender
+// is otherwise idle until the receiver is done (broadcast; send/recv, see
+// RecvOp::shareCopy) that halves the copy's time: np 2 broadcast 128 KiB-
+// 4 MiB 0.30-0.69x of its time alone. Where every rank sends and receives
+// at once it costs: np 2 all-gather read 1.16-1.52x slower with it, as each
+// rank's stores into the other's buffer take the lines from the core that
+// reads them next (bench/results/host-2core.md, session 12).
 constexpr size_t kKiB = 1024;
 
 }  // namespace
 
 const CollTraits kCollTraits[kNumCollKinds] = {
-    // name            reduces rooted rankOrderFree layout  singleCopyFrom
-    {"allreduce", true, false, true, Layout::Whole, kSingleCopyFrom},
-    {"bcast", false, true, true, Layout::Whole, kSingleCopyFrom},
-    {"reduce", true, true, true, Layout::Whole, 1024 * kKiB},
-    {"allgather", false, false, false, Layout::GatherOut, 64 * kKiB},
-    {"reducescatter", true, false, false, Layout::ScatterIn, 64 * kKiB},
-    {"alltoall", false, false, false, Layout::BlockPerPeer, 64 * kKiB},
-    {"alltoallv", false, false, false, Layout::Vectors, 64 * kKiB},
-    {"barrier", false, false, true, Layout::None, kSingleCopyFrom},
+    // name            reduces rooted rankOrderFree layout  singleCopyFrom sharedCopy
+    {"allreduce", true, false, true, Layout::Whole, 256 * kKiB, false},
+    {"bcast", false, true, true, Layout::Whole, 128 * kKiB, true},
+    {"reduce", true, true, true, Layout::Whole, 1024 * kKiB, false},
+    {"allgather", false, false, false, Layout::GatherOut, 64 * kKiB, false},
+    {"reducescatter", true, false, false, Layout::ScatterIn, 64 * kKiB, false},
+    {"alltoall", false, false, false, Layout::BlockPerPeer, 64 * kKiB, false},
+    {"alltoallv", false, false, false, Layout::Vectors, 64 * kKiB, false},
+    {"barrier", false, false, true, Layout::None, 256 * kKiB, false},
 };
 
-const CollTraits kUnknownTraits{"unknown", false, false, false, Layout::None, kSingleCopyFrom};
+const CollTraits kUnknownTraits{"unknown", false, false, false, Layout::None, kSingleCopyFrom, false};
 
 }  // namespace gdr

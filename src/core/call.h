@@ -43,6 +43,7 @@ struct CollTraits {
                        // the schedule may run on the topology's ring order
   Layout layout;
   size_t singleCopyFrom;  // from what size its messages go single-copy (call.cc)
+  bool sharedCopy;        // a single-copy message's sender copies part of it (call.cc)
 };
 
 // Indexed by CollKind (call.cc).

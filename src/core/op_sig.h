@@ -37,6 +37,10 @@ std::string describe(const OpSig& s);
 // From what size a message goes single-copy where a back end can (shm: the
 // receiver reads the sender's buffer): send/recv's, and the default of an
 // operation that names none. A collective's own is CollTraits::singleCopyFrom.
-constexpr size_t kSingleCopyFrom = 256 * 1024;
+// A send/recv message waits for its receiver either way, and one copy (shared
+// by both ranks from 128 KiB) beats the FIFO's two from 64 KiB: a ping-pong
+// at 64 KiB 0.51-0.61x Open MPI through the FIFO, 0.98-0.99x single-copy
+// (bench/results/host-2core.md, session 12).
+constexpr size_t kSingleCopyFrom = 64 * 1024;
 
 }  // namespace gdr

@@ -68,10 +68,13 @@ const std::vector<Info> kParams = {
      "of at most 320 bytes take the small lane instead (256 slots per pair)."},
     {"GDR_SHM_CMA", Type::Bool, "1",
      "Use single-copy process_vm_readv for large shared-memory messages when the kernel allows."},
+    {"GDR_SHM_CMA_SHARE", Type::Bool, "1",
+     "Split a single-copy shared-memory message of a broadcast or send/recv between both ranks: "
+     "the receiver reads pieces, the sender writes the others while it would wait."},
     {"GDR_SHM_CMA_THRESHOLD", Type::Int, "-1",
-     "Messages at least this large use single-copy process_vm_readv; -1: by collective (64 KiB for "
-     "all-gather, "
-     "all-to-all and reduce-scatter, 1 MiB for reduce, 256 KiB otherwise)."},
+     "Messages at least this large use single-copy process_vm_readv; -1: by operation (64 KiB for "
+     "all-gather, all-to-all, reduce-scatter and send/recv, 128 KiB for broadcast, 1 MiB for reduce, "
+     "256 KiB for all-reduce and barrier)."},
     {"GDR_SPIN_BEFORE_YIELD", Type::Int, "2000",
      "Idle polls before a waiting rank yields its core."},
     {"GDR_HOST_ID", Type::String, "",

@@ -47,6 +47,7 @@ bool tryOneMessage(Communicator& comm, const CollCall& call) {
     op.bytes = bytes;
     op.sig = sig;
     op.singleCopyFrom = singleCopyFrom;
+    op.shareCopy = traitsOf(call.kind).sharedCopy;
     op.elemBytes = eb;
     op.reduceSrc = reduceSrc;
     op.fn = fn;

@@ -52,6 +52,10 @@ struct RecvOp {
   ReduceFn fn = nullptr;
   size_t elemBytes = 1;
   size_t singleCopyFrom = kSingleCopyFrom;  // the same on both ends of a message
+  // A single-copy receive may take the sender's help (shm, cma_copy.h): its
+  // collective's CollTraits::sharedCopy; point-to-point receives say yes, and
+  // a sender that has receives of its own from this peer declines.
+  bool shareCopy = true;
   bool complete = false;
   // transport-private progress state
   size_t received = 0;

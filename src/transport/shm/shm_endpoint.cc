@@ -1,7 +1,5 @@
 #include "transport/shm/shm_endpoint.h"
 
-#include <sys/uio.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -10,6 +8,7 @@
 #include "core/log.h"
 #include "transport/peer_liveness.h"
 #include "transport/shm/cache_hint.h"
+#include "transport/shm/cma_copy.h"
 #include "transport/shm/shm_segment.h"
 
 namespace gdr::transport::shm {
@@ -87,6 +86,7 @@ bool ShmEndpoint::progressSends() {
       const uint64_t addr = reinterpret_cast<uintptr_t>(op->data);
       std::memcpy(slot->inl, &addr, sizeof(addr));
       slot->len = 0;
+      if (outSlotBytes_ >= sizeof(CopyShare)) initShare(shareOf(slot), op->bytes);
       op->sent = op->bytes;
       done = false;  // complete once the receiver has read it
     } else {
@@ -114,8 +114,23 @@ bool ShmEndpoint::progressSends() {
       inflight_.pop_front();
       moved = true;
     }
+    if (!inflight_.empty()) moved |= helpCopy(*inflight_.front());
   }
   return moved;
+}
+
+// The oldest single-copy send waits for its receiver: copy pieces of it into
+// the receiver's destination once the receiver has published it.
+bool ShmEndpoint::helpCopy(const SendOp& op) {
+  // Receives of its own from this peer: this rank has copying to do (an
+  // exchange), and its stores into the peer's buffer would only slow the
+  // peer's reads.
+  if (outSlotBytes_ < sizeof(CopyShare) || !recvs_.empty()) return false;
+  CopyShare* share = shareOf(out_[kMainLane].at(op.lastSlot));
+  const uint64_t dst = share->dst.load(std::memory_order_acquire);
+  if (!dst) return false;
+  return copyPieces(share, true, cfg_.peerPid, cfg_.peerRank,
+                    const_cast<char*>(static_cast<const char*>(op.data)), dst, op.bytes) > 0;
 }
 
 void ShmEndpoint::checkMatches(const RecvOp* op, const SlotHdr* slot) const {
@@ -179,7 +194,11 @@ bool ShmEndpoint::progressRecvs() {
     if (cma) {
       uint64_t addr;
       std::memcpy(&addr, slot->inl, sizeof(addr));
-      readRemote(op, addr);
+      if (canShare(op)) {
+        if (!shareCopy(op, const_cast<SlotHdr*>(slot), addr)) break;  // the sender still copies
+      } else {
+        readRemote(op, addr);
+      }
       op->received = op->bytes;
     } else {
       consume(op, slot);
@@ -260,36 +279,38 @@ void ShmEndpoint::consume(RecvOp* op, const SlotHdr* slot) {
   }
 }
 
+bool ShmEndpoint::canShare(const RecvOp* op) const {
+  return cfg_.shareCopy && op->shareCopy && !op->fn && cfg_.mine.hdr()->slotBytes >= sizeof(CopyShare);
+}
+
+// A plain single-copy receive, shared with the sender (cma_copy.h): publish
+// the destination, copy pieces until none is left, then wait (returning
+// false) until the sender's pieces are done too.
+bool ShmEndpoint::shareCopy(RecvOp* op, SlotHdr* slot, uint64_t addr) {
+  CopyShare* share = shareOf(slot);
+  if (!sharing_) {
+    share->dst.store(reinterpret_cast<uintptr_t>(op->dst), std::memory_order_release);
+    sharing_ = true;
+  }
+  copyPieces(share, false, cfg_.peerPid, cfg_.peerRank, static_cast<char*>(op->dst), addr, op->bytes);
+  if (share->done.load(std::memory_order_acquire) != share->pieces) return false;
+  sharing_ = false;
+  return true;
+}
+
 void ShmEndpoint::readRemote(RecvOp* op, uint64_t addr) {
   // Plain receives land directly in place; reductions go through a bounded
   // staging buffer so a large message never needs one of its own size.
   const size_t piece = op->fn ? 256 * 1024 : op->bytes;
   if (op->fn && bounce_.size() < piece) bounce_.resize(piece);
   for (size_t off = 0; off < op->bytes;) {
-    size_t len = std::min(piece, op->bytes - off);
+    const size_t len = std::min(piece, op->bytes - off);
     char* dst = op->fn ? bounce_.data() : static_cast<char*>(op->dst) + off;
-    struct iovec local = {dst, len};
-    struct iovec remote = {reinterpret_cast<void*>(addr + off), len};
-    ssize_t n = process_vm_readv(cfg_.peerPid, &local, 1, &remote, 1, 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      // ESRCH: the peer exited (or is exiting) while its message was posted.
-      // That is a peer failure, whatever the OS call that saw it first.
-      if (errno == ESRCH || !processAlive(cfg_.peerPid))
-        throw RemoteError(strprintf("rank %d (pid %d) exited while this rank read its message", cfg_.peerRank,
-                                    (int)cfg_.peerPid));
-      throw SystemError(strprintf("process_vm_readv of %zu bytes from rank %d (pid %d)", len,
-                                  cfg_.peerRank, (int)cfg_.peerPid),
-                        errno);
-    }
-    if (n == 0) throw RemoteError(strprintf("rank %d's buffer vanished during a read", cfg_.peerRank));
-    if (op->fn) {
-      size_t elems = static_cast<size_t>(n) / op->elemBytes;
+    cmaCopy(false, cfg_.peerPid, cfg_.peerRank, dst, addr + off, len);
+    if (op->fn)
       op->fn(static_cast<char*>(op->dst) + off, static_cast<const char*>(op->reduceSrc) + off, dst,
-             elems);
-      n = static_cast<ssize_t>(elems * op->elemBytes);
-    }
-    off += static_cast<size_t>(n);
+             len / op->elemBytes);
+    off += len;
   }
 }
 
@@ -325,6 +346,7 @@ void ShmEndpoint::reset() noexcept {
   sends_.clear();
   inflight_.clear();
   recvs_.clear();
+  sharing_ = false;
 }
 
 }  // namespace gdr::transport::shm

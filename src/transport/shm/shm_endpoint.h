@@ -12,6 +12,7 @@
 #include <deque>
 #include <vector>
 
+#include "transport/shm/cma_copy.h"
 #include "transport/shm/shm_layout.h"
 #include "transport/transport.h"
 
@@ -30,6 +31,10 @@ struct ShmEndpointConfig {
   // process_vm_readv (GDR_SHM_CMA_THRESHOLD); negative: what each operation
   // asks for (SendOp/RecvOp::singleCopyFrom).
   int64_t cmaThreshold = -1;
+  // Plain single-copy receives are copied by both ranks (cma_copy.h;
+  // GDR_SHM_CMA_SHARE). The receiver decides: the sender only helps once it
+  // has published its destination.
+  bool shareCopy = true;
 };
 
 // The size from which a message goes single-copy: `forced` when it is >= 0
@@ -86,6 +91,12 @@ class ShmEndpoint final : public Endpoint {
   void checkOtherLane(const RecvOp* op, LaneId waitingOn) const;
   void consume(RecvOp* op, const SlotHdr* slot);
   void readRemote(RecvOp* op, uint64_t addr);
+  bool canShare(const RecvOp* op) const;
+  bool shareCopy(RecvOp* op, SlotHdr* slot, uint64_t addr);
+  bool helpCopy(const SendOp& op);
+  static CopyShare* shareOf(SlotHdr* slot) {
+    return reinterpret_cast<CopyShare*>(reinterpret_cast<char*>(slot) + sizeof(SlotHdr));
+  }
   void retire(LaneId id, const SlotHdr* slot, bool single);
   // Each store of a lane's tail takes its cache line away from a sender that
   // polls it for room, and the sender's next read brings it back: once per
@@ -113,6 +124,7 @@ class ShmEndpoint final : public Endpoint {
   bool tailsHeld_ = false;                  // publishedTail_ lags rtail_ on some lane
   uint16_t sendMsgNo_ = 0, recvMsgNo_ = 0;  // messages done each way (SlotHdr::msgNo)
   uint32_t idlePolls_ = 0;                  // empty polls of the current receive
+  bool sharing_ = false;                    // the front receive has published its destination
   std::vector<char> bounce_;  // CMA receive-reduce staging
 };
 
