@@ -93,7 +93,8 @@ class Endpoint {
   // whether the endpoint has sends waiting for buffer space.
   virtual int pollFd() const { return -1; }
   virtual bool wantsWrite() const { return false; }
-  // The immediate path of a back end that has one (shm's small lane): the
+  // The immediate path of a back end that has one (shm: a message in one
+  // slot, small lane or main lane, not single-copy): the
   // message is published, or the peer's next message consumed, within the
   // call, when nothing is queued before it and (for a receive) it has
   // arrived and matches. True: done, as if posted and completed. False:

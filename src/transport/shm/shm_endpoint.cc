@@ -229,29 +229,39 @@ void ShmEndpoint::retire(LaneId id, const SlotHdr* slot, bool single) {
   }
 }
 
+// Whole in one slot and through the FIFO: a message the sender can publish
+// and be done with, and the receiver take in one look.
+bool ShmEndpoint::oneSlot(LaneId id, size_t bytes, size_t wanted, size_t slotBytes) const {
+  return id == kSmallLane ||
+         (bytes <= slotBytes && !(cfg_.cma && bytes >= singleCopyFrom(wanted, cfg_.cmaThreshold)));
+}
+
 bool ShmEndpoint::sendNow(SendOp& op) {
-  if (!sends_.empty() || laneFor(op.bytes, op.singleCopyFrom, cfg_.cmaThreshold) != kSmallLane) return false;
-  SlotHdr* slot = freeSlot(kSmallLane);
+  const LaneId id = laneFor(op.bytes, op.singleCopyFrom, cfg_.cmaThreshold);
+  if (!sends_.empty() || !oneSlot(id, op.bytes, op.singleCopyFrom, outSlotBytes_)) return false;
+  SlotHdr* slot = freeSlot(id);
   if (!slot) return false;
   slot->sig = op.sig;
   slot->msgBytes = op.bytes;
   slot->msgNo = sendMsgNo_++;
   fillPayload(slot, op.data, op.bytes);
-  publishSlot(kSmallLane, slot);
+  publishSlot(id, slot);
   op.sent = op.bytes;
   op.complete = true;
   return true;
 }
 
 bool ShmEndpoint::recvNow(RecvOp& op) {
-  if (!recvs_.empty() || laneFor(op.bytes, op.singleCopyFrom, cfg_.cmaThreshold) != kSmallLane) return false;
-  const SlotHdr* slot = in_[kSmallLane].at(rtail_[kSmallLane]);
-  if (slot->seq.load(std::memory_order_acquire) != rtail_[kSmallLane] + 1 || slot->msgNo != recvMsgNo_ ||
-      slot->sig != op.sig || slot->msgBytes != op.bytes || slot->len != op.bytes)
+  const LaneId id = laneFor(op.bytes, op.singleCopyFrom, cfg_.cmaThreshold);
+  if (!recvs_.empty() || !oneSlot(id, op.bytes, op.singleCopyFrom, cfg_.mine.hdr()->slotBytes))
+    return false;
+  const SlotHdr* slot = in_[id].at(rtail_[id]);
+  if (slot->seq.load(std::memory_order_acquire) != rtail_[id] + 1 || slot->msgNo != recvMsgNo_ ||
+      slot->sig != op.sig || slot->msgBytes != op.bytes || slot->len != op.bytes || (slot->flags & kSlotCma))
     return false;
   consume(&op, slot);
   op.received = op.bytes;
-  retire(kSmallLane, slot, false);
+  retire(id, slot, false);
   ++recvMsgNo_;
   op.complete = true;
   return true;

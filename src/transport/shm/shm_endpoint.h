@@ -85,6 +85,7 @@ class ShmEndpoint final : public Endpoint {
   static void fillPayload(SlotHdr* slot, const void* src, size_t len);
   // Makes the head slot visible to the peer and moves the head on.
   void publishSlot(LaneId id, SlotHdr* slot);
+  bool oneSlot(LaneId id, size_t bytes, size_t wanted, size_t slotBytes) const;
   bool progressSends();
   bool progressRecvs();
   void checkMatches(const RecvOp* op, const SlotHdr* slot) const;
