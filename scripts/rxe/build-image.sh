@@ -69,6 +69,7 @@ put_bin "$BUILD/bin/gdr-rdma-test" /opt/gdr/gdr-rdma-test
 install -m 755 "$ROOTSRC/tests/rdma/run_ranks.sh" "$R/opt/gdr/run_ranks.sh"
 install -m 755 "$HERE/guest-suite.sh" "$R/opt/gdr/suite.sh"
 install -m 755 "$HERE/cc-suite.sh" "$R/opt/gdr/cc-suite.sh"
+install -m 644 "$HERE/cc-lib.sh" "$R/opt/gdr/cc-lib.sh"
 install -m 755 "$HERE/zbw-suite.sh" "$R/opt/gdr/zbw-suite.sh"
 install -m 755 "$HERE/netns-probe.sh" "$R/opt/gdr/netns-probe.sh"
 install -m 755 "$HERE/stacks-guest.sh" "$R/opt/gdr/stacks-guest.sh"

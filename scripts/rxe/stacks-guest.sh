@@ -20,6 +20,7 @@ IP=/usr/bin/ip
 TC=/usr/sbin/tc
 T=/opt/gdr/gdr-rdma-test
 B=10.77.0.20
+. /opt/gdr/cc-lib.sh
 FAILS=0
 up() { cut -d' ' -f1 /proc/uptime; }
 say() { echo "===== [st] $*"; }
@@ -42,7 +43,6 @@ LIMIT=${CC_LIMIT:-65536}
 BYTES=${CC_BYTES:-524288}
 ITERS=${CC_ITERS:-4}
 
-gid() { g=$(grep -l '0000:0000:0000:0000:0000:ffff:' /sys/class/infiniband/$1/ports/1/gids/* 2>/dev/null | head -1); echo "${g##*/}"; }
 wait_gid() {
     n=0
     until [ -n "$(gid $1)" ]; do
@@ -50,7 +50,6 @@ wait_gid() {
         sleep 0.1
     done
 }
-cnt() { cat /sys/class/infiniband/$1/ports/1/hw_counters/$2 2>/dev/null || echo 0; }
 
 if [ "$ROLE" = b ]; then
     $IP link set eth0 up && $IP addr add $B/24 dev eth0 || finish 91
@@ -110,8 +109,6 @@ tc_pkts() { $TC -s qdisc show dev eth0 | awk '/Sent/ { print $4; exit }'; }
 tc_drops() { $TC -s qdisc show dev eth0 | awk '/dropped/ { print $7; exit }' | tr -d ','; }
 # VM b's receiver counters: "rcvd_pkts rx_packets" of sb0 and its eth0.
 bcnt() { rsh "echo \$(cat /sys/class/infiniband/sb0/ports/1/hw_counters/rcvd_pkts) \$(cat /sys/class/net/eth0/statistics/rx_packets)" | head -1; }
-retries() { echo $(( $(cnt $1 completer_retry_err) )); }
-seqnaks() { echo $(( $(cnt $1 rcvd_seq_err) )); }
 
 # wbw K SIZE ITERS PORT: ib_write_bw saK -> sb0 (server in VM b): MB/s.
 wbw() {
@@ -143,11 +140,6 @@ job() {
     [ $rc -eq 0 ] && [ "$(rrc /tmp/job.$2.b)" = 0 ]
 }
 jobwhy() { grep -a -h -v ' INFO ' /tmp/job.$1 /tmp/job.$1.b | grep -a -E 'rc=|rror|FAIL|failed' | head -3 | tr '\n' ' ' | cut -c1-400; }
-mbps() { sed -n 's/.*bandwidth: .* = \([0-9.]*\) MB\/s.*/\1/p' /tmp/job.$1 | head -1; }
-ccline() { grep -a 'cc [a-z]*: [0-9]* chunks' /tmp/job.$1 | grep 'rank 0 -> rank 1' | head -1 |
-    sed 's/.*cc [a-z]*: //; s/ (peer_cc.*//'; }
-p99() { ccline $1 | sed -n 's/.*p99 \([0-9]*\) us.*/\1/p'; }
-win() { ccline $1 | sed -n 's/.*window \([0-9]*\) now (\([0-9]*-[0-9]*\)).*/\1 (\2)/p'; }
 
 # crossed WHAT Q0 B0: what crossed eth0's qdisc and arrived at VM b since
 # the qdisc's start (Q0 = its packets then, B0 = bcnt then).
@@ -200,14 +192,9 @@ incast() {
         x0=$(mbps incast.$v.0); x1=$(mbps incast.$v.1); x2=$(mbps incast.$v.2)
         for k in 0 1 2; do [ -e /tmp/incast.$v.$k.fail ] && say "[incast] $v sender h$k failed: $(jobwhy incast.$v.$k)"; done
         p=$(for k in 0 1 2; do p99 incast.$v.$k; done | sort -n | tail -1)
-        awk -v a="$x0" -v b="$x1" -v c="$x2" -v s="$S" -v B="$BW" -v v="$v$ok" -v p="$p" \
-            -v rr=$(( $(retries sa0) + $(retries sa1) + $(retries sa2) - r0 )) \
-            -v qq=$(( $(seqnaks sa0) + $(seqnaks sa1) + $(seqnaks sa2) - n0 )) -v dd=$(( $(tc_drops) - d0 )) 'BEGIN {
-            g = a + b + c; t = 0
-            if (a > 0 && s / a > t) t = s / a; if (b > 0 && s / b > t) t = s / b; if (c > 0 && s / c > t) t = s / c
-            j = (a * a + b * b + c * c) > 0 ? g * g / (3 * (a * a + b * b + c * c)) : 0
-            printf "===== [st] | %s | %s, %s, %s | %.1f | %.2f | %.2f | %.3f | %d | %d | %s | %d |\n",
-                v, a, b, c, g, t, t / (3 * s / B), j, rr, qq, p, dd }'
+        incast_row st "$v$ok" "$x0" "$x1" "$x2" "$S" "$BW" "$p" \
+            $(( $(retries sa0) + $(retries sa1) + $(retries sa2) - r0 )) \
+            $(( $(seqnaks sa0) + $(seqnaks sa1) + $(seqnaks sa2) - n0 )) $(( $(tc_drops) - d0 ))
     done
     crossed incast "$q0" "$b0"
     clear_port

@@ -18,17 +18,10 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 BUILD=$(cd "$HERE/../.." && pwd)/build
 if [ "${1:-}" = --build-dir ]; then BUILD=$2; shift 2; fi
 OUT=${OUT:-$HERE/out}
-cant_run() {
-    echo "rdma_stacks: cannot run the two Soft-RoCE VMs: $*"
-    if [ "${GDR_SKIP_RDMA:-0}" = 1 ]; then echo "rdma_stacks: SKIPPED (GDR_SKIP_RDMA=1)"; exit 77; fi
-    echo "rdma_stacks: FAILED (set GDR_SKIP_RDMA=1 to skip on machines that cannot run it)"
-    exit 1
-}
-mkdir -p "$OUT"
+WHAT=rdma_stacks
+. "$HERE/vm-image.sh"
 T0=$(date +%s)
-timeout 900 "$HERE/build-image.sh" "$BUILD" > "$OUT/build.log" 2>&1 || {
-    tail -5 "$OUT/build.log"; cant_run "image build failed (see $OUT/build.log)"; }
-command -v qemu-system-x86_64 >/dev/null || cant_run "qemu-system-x86_64 is not installed"
+vm_image
 SC=$(IFS=:; echo "${*:-quick}")
 KEY=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
 PORT=$((20000 + RANDOM % 20000))
