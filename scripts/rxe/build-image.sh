@@ -69,7 +69,11 @@ put_bin "$BUILD/bin/gdr-rdma-test" /opt/gdr/gdr-rdma-test
 install -m 755 "$ROOTSRC/tests/rdma/run_ranks.sh" "$R/opt/gdr/run_ranks.sh"
 install -m 755 "$HERE/guest-suite.sh" "$R/opt/gdr/suite.sh"
 install -m 755 "$HERE/cc-suite.sh" "$R/opt/gdr/cc-suite.sh"
+install -m 644 "$HERE/cc-lib.sh" "$R/opt/gdr/cc-lib.sh"
 install -m 755 "$HERE/zbw-suite.sh" "$R/opt/gdr/zbw-suite.sh"
+install -m 755 "$HERE/netns-probe.sh" "$R/opt/gdr/netns-probe.sh"
+install -m 755 "$HERE/stacks-guest.sh" "$R/opt/gdr/stacks-guest.sh"
+install -m 755 "$HERE/stacks-agent.sh" "$R/opt/gdr/stacks-agent.sh"
 # gdr-bench, where built, for gdr.suite=bench (it links MPI but makes no MPI call
 # with --launcher env; ldd brings the libraries it loads).
 if [ -x "$BUILD/bin/gdr-bench" ]; then
@@ -82,9 +86,13 @@ echo "root:x:0:" > "$R/etc/group"
 
 # Kernel modules in load order. crc32_generic must precede rdma_rxe (it
 # allocates the "crc32" hash when a link is added; nothing autoloads here).
+# The virtio ones give the NIC of the separate-stack VMs (stacks.sh).
 MODS="crypto/crc32_generic net/ipv4/udp_tunnel net/ipv6/ip6_udp_tunnel drivers/infiniband/core/ib_core
       drivers/infiniband/core/ib_uverbs drivers/infiniband/sw/rxe/rdma_rxe drivers/net/veth
-      net/llc/llc net/802/stp net/bridge/bridge net/sched/sch_tbf net/sched/sch_netem"
+      net/llc/llc net/802/stp net/bridge/bridge net/sched/sch_tbf net/sched/sch_netem
+      drivers/virtio/virtio_ring drivers/virtio/virtio drivers/virtio/virtio_pci_legacy_dev
+      drivers/virtio/virtio_pci_modern_dev drivers/virtio/virtio_pci net/core/failover
+      drivers/net/net_failover drivers/net/virtio_net"
 KM="$KX/lib/modules/$KVER/kernel"
 : > "$R/etc/gdr-modules"
 for m in $MODS; do

@@ -26,6 +26,7 @@ IP=/usr/bin/ip
 TC=/usr/sbin/tc
 T=/opt/gdr/gdr-rdma-test
 R=/opt/gdr/run_ranks.sh
+. /opt/gdr/cc-lib.sh
 settings() {
     VARIANTS=${CC_VARIANTS:-off fixed linerate auto}
     RATE=${CC_RATE:-10mbit}
@@ -67,10 +68,6 @@ setup() {
     say "testbed: br0 with h0..h3 (192.168.78.10-13), rxe cc0..cc3, ready at $(up) s"
 }
 
-gid() { g=$(grep -l '0000:0000:0000:0000:0000:ffff:' /sys/class/infiniband/$1/ports/1/gids/* | head -1); echo "${g##*/}"; }
-cnt() { cat /sys/class/infiniband/$1/ports/1/hw_counters/$2 2>/dev/null || echo 0; }
-retries() { echo $(( $(cnt $1 completer_retry_err) )); }
-seqnaks() { echo $(( $(cnt $1 rcvd_seq_err) )); }
 clear_port() { $TC qdisc del dev $1 root 2>/dev/null; true; }
 # CC_SHAPER=netem: the rate from netem instead of tbf (its queue in packets
 # of about 1100 bytes, RoCE's 1024-byte MTU with headers), for the bursts
@@ -117,12 +114,6 @@ job() {
     env GDR_IB_CC=$1 GDR_IB_TIMEOUT=${CC_IB_TIMEOUT:-14} GDR_DEBUG=INFO GDR_DEBUG_SUBSYS=NET GDR_TEST_BW_BYTES=$BYTES \
         GDR_TEST_BW_ITERS=$ITERS RANK_HCAS="$3 $4" $R 2 240 $T bw > /tmp/job.$2 2>&1
 }
-# The figure before "MB/s" (the line ends with a parenthesis of several words).
-mbps() { sed -n 's/.*bandwidth: .* = \([0-9.]*\) MB\/s.*/\1/p' /tmp/job.$1 | head -1; }
-ccline() { grep -a 'cc [a-z]*: [0-9]* chunks' /tmp/job.$1 | grep 'rank 0 -> rank 1' | head -1 |
-    sed 's/.*cc [a-z]*: //; s/ (peer_cc.*//'; }
-p99() { ccline $1 | sed -n 's/.*p99 \([0-9]*\) us.*/\1/p'; }
-win() { ccline $1 | sed -n 's/.*window \([0-9]*\) now (\([0-9]*-[0-9]*\)).*/\1 (\2)/p'; }
 
 # pair NAME SRC DST PORT: every variant from SRC to DST; DST's port is shaped by the caller.
 pair() {
@@ -168,14 +159,9 @@ incast() {
             say "[incast] $v sender h$k reported no bandwidth: $(grep -a -E 'rc=|error|rror|timed out' /tmp/incast.$v.$k | head -2 | tr '\n' ' ' | cut -c1-300)"; done
         p=$(for k in 0 1 2; do p99 incast.$v.$k; done | sort -n | tail -1)
         d1=$($TC -s qdisc show dev p3 | awk '/dropped/ { print $7; exit }' | tr -d ',')
-        awk -v a="$x0" -v b="$x1" -v c="$x2" -v s="$S" -v B="$B" -v v="$v$ok" -v p="$p" \
-            -v rr=$(( $(retries cc0) + $(retries cc1) + $(retries cc2) - r0 )) \
-            -v qq=$(( $(seqnaks cc0) + $(seqnaks cc1) + $(seqnaks cc2) - q0 )) -v dd=$((d1 - d0)) 'BEGIN {
-            g = a + b + c; t = 0
-            if (a > 0 && s / a > t) t = s / a; if (b > 0 && s / b > t) t = s / b; if (c > 0 && s / c > t) t = s / c
-            j = (a * a + b * b + c * c) > 0 ? g * g / (3 * (a * a + b * b + c * c)) : 0
-            printf "===== [cc] | %s | %s, %s, %s | %.1f | %.2f | %.2f | %.3f | %d | %d | %s | %d |\n",
-                v, a, b, c, g, t, t / (3 * s / B), j, rr, qq, p, dd }'
+        incast_row cc "$v$ok" "$x0" "$x1" "$x2" "$S" "$B" "$p" \
+            $(( $(retries cc0) + $(retries cc1) + $(retries cc2) - r0 )) \
+            $(( $(seqnaks cc0) + $(seqnaks cc1) + $(seqnaks cc2) - q0 )) $((d1 - d0))
     done
     say "[incast] p3: $(tc_sent p3)"
     clear_port p3

@@ -13,18 +13,10 @@ BUILD=$(cd "$HERE/../.." && pwd)/build
 [ "${1:-}" = --build-dir ] && BUILD=$2
 OUT=${OUT:-$HERE/out}
 LOG=$OUT/console.log
-cant_run() {
-    echo "rdma_vm: cannot run the Soft-RoCE VM: $*"
-    if [ "${GDR_SKIP_RDMA:-0}" = 1 ]; then echo "rdma_vm: SKIPPED (GDR_SKIP_RDMA=1)"; exit 77; fi
-    echo "rdma_vm: FAILED (set GDR_SKIP_RDMA=1 to skip on machines that cannot run it)"
-    exit 1
-}
-mkdir -p "$OUT"
+WHAT=rdma_vm
+. "$HERE/vm-image.sh"
 T0=$(date +%s)
-timeout 900 "$HERE/build-image.sh" "$BUILD" > "$OUT/build.log" 2>&1 || {
-    tail -5 "$OUT/build.log"; cant_run "image build failed (see $OUT/build.log)"; }
-tail -1 "$OUT/build.log"
-command -v qemu-system-x86_64 >/dev/null || cant_run "qemu-system-x86_64 is not installed"
+vm_image
 T1=$(date +%s)
 # GDR_RXE_ACCEL=kvm uses /dev/kvm where it works (on the machines tried so
 # far it opens but the guest never leaves the boot stub, so TCG is the default).

@@ -4,6 +4,7 @@
 //
 //   GDR_TEST_RANK, GDR_TEST_NRANKS   this rank and the world size
 //   GDR_TEST_ID_FILE                 rank 0 writes the unique id there, others read it
+//   GDR_COMM_ID, RANK, WORLD_SIZE    instead of the three above: ranks on separate hosts
 //   GDR_TEST_EXPECT_TRANSPORT        fail unless every peer uses this transport
 //   GDR_TEST_SIZES=0,7               colls: only these element counts
 //   GDR_TEST_NO_REDUCE, _NO_RS       colls: leave out reduce / reduce-scatter
@@ -451,19 +452,25 @@ int runFailover(gdrComm_t comm) {
 
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "colls";
-  gRank = envInt("GDR_TEST_RANK", 0);
+  // Ranks on separate machines (the Soft-RoCE VMs of scripts/rxe/stacks.sh)
+  // share no file: GDR_COMM_ID with RANK and WORLD_SIZE, the library's TCP
+  // rendezvous, stands in for the id file there.
+  const bool fromEnv = std::getenv("GDR_COMM_ID") && !std::getenv("GDR_TEST_ID_FILE");
+  gRank = fromEnv ? envInt("RANK", 0) : envInt("GDR_TEST_RANK", 0);
   // GDR_SOFTNIC_PORT_DOWN acts on one rank's NIC only (GDR_TEST_PORT_DOWN_RANK, default 0).
   if (gRank != envInt("GDR_TEST_PORT_DOWN_RANK", 0)) unsetenv("GDR_SOFTNIC_PORT_DOWN");
-  gSize = envInt("GDR_TEST_NRANKS", 1);
+  gSize = fromEnv ? envInt("WORLD_SIZE", 1) : envInt("GDR_TEST_NRANKS", 1);
   const char* idFile = std::getenv("GDR_TEST_ID_FILE");
-  if (!idFile) {
-    std::fprintf(stderr, "GDR_TEST_ID_FILE is not set\n");
+  if (!idFile && !fromEnv) {
+    std::fprintf(stderr, "GDR_TEST_ID_FILE (or GDR_COMM_ID with RANK and WORLD_SIZE) is not set\n");
     return 2;
   }
-  gIdFile = idFile;
+  gIdFile = idFile ? idFile : "";
   gdrUniqueId id;
   gdrComm_t comm = nullptr;
-  if (gRank == 0) {
+  if (fromEnv) {
+    // no id to share: gdrCommInitFromEnv below
+  } else if (gRank == 0) {
     if (gdrGetUniqueId(&id) != gdrSuccess) return 2;
     std::string tmp = std::string(idFile) + ".tmp";
     std::ofstream(tmp, std::ios::binary).write(id.internal, sizeof(id.internal));
@@ -474,7 +481,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   auto t0 = std::chrono::steady_clock::now();
-  CHECK_OK(gdrCommInitRank(&comm, gSize, id, gRank));
+  if (fromEnv)
+    CHECK_OK(gdrCommInitFromEnv(&comm));
+  else
+    CHECK_OK(gdrCommInitRank(&comm, gSize, id, gRank));
   double initS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // A fresh seed every run, agreed through a broadcast.
   uint64_t seed = std::random_device{}() ^ (static_cast<uint64_t>(std::random_device{}()) << 32);
