@@ -211,6 +211,25 @@ TEST(ScheduleSelect, DefaultsBySizeAndRanks) {
       }
 }
 
+// The router's one-message path (paths/one_message.cc) runs an np 2
+// broadcast or reduce below 1 MiB as one message: what the selector's
+// schedule sends there.
+TEST(ScheduleSelect, TwoRanksSendWhatTheOneMessagePathSends) {
+  AlgoEnv env("");
+  for (CollKind k : {CollKind::Broadcast, CollKind::Reduce})
+    for (size_t bytes : {size_t{4}, size_t{64} << 10, (size_t{1} << 20) - 4})
+      for (int r = 0; r < 2; ++r) {
+        CollArgs a = args(k, 2, bytes / 4);
+        a.rank = r;
+        const Schedule s = build(select(a, 4), a);
+        size_t messages = 0;
+        for (const Step& st : s.steps)
+          messages += st.kind == StepKind::Send || st.kind == StepKind::Recv ||
+                      st.kind == StepKind::RecvReduce;
+        EXPECT_EQ(messages, 1u) << collName(k) << " " << bytes << " B, rank " << r;
+      }
+}
+
 TEST(ScheduleSelect, GdrAlgoForcesPerCollective) {
   AlgoEnv env(" allreduce = ring , bcast=chain,reduce=binomial,allgather=rd,,broadcast=chain ");
   EXPECT_EQ(select(args(CollKind::AllReduce, 8, 4), 4), Algo::Ring);
