@@ -275,6 +275,36 @@ TEST(IbZcopy, WritesAreCreditLimited) {
   EXPECT_EQ(p.a->stats().zcopyWrites, n / 4096);
 }
 
+// Consecutive rendezvous messages pipeline: the receiver hands out a
+// clear-to-send for every posted receive (kCtsSlots ahead) before any of
+// them completes, and the sender writes the next messages while the first
+// is still in flight, so a window of messages pays the clear-to-send's round
+// trip once, not once per message. Per message: one announce, one
+// clear-to-send, its chunks' writes.
+TEST(IbZcopy, PostedReceivesPipelineTheirClearToSends) {
+  Pair p(zcfg(256 * 1024, 64 * 1024));
+  const size_t n = 256 * 1024, msgs = kCtsSlots + 4;  // 4 chunks each
+  std::vector<std::unique_ptr<Transfer>> t;
+  for (size_t i = 0; i < msgs; ++i) t.push_back(std::make_unique<Transfer>(n, 20 + i, i));
+  for (auto& x : t) p.b->postRecv(&x->m.r);
+  p.b->progress();
+  EXPECT_EQ(p.b->stats().ctsWrites, kCtsSlots);  // every mailbox slot, no receive done yet
+  for (auto& x : t) p.a->postSend(&x->m.s);
+  for (int i = 0; i < 1000; ++i) p.a->progress();  // the receiver does not progress
+  // Past the first message's 4 chunks, up to the landed-chunk window.
+  EXPECT_EQ(p.a->stats().zcopyWrites, kZWindow);
+  EXPECT_FALSE(t[0]->m.r.complete);
+  ASSERT_TRUE(p.run([&] { return t.back()->m.s.complete && t.back()->m.r.complete; }));
+  for (size_t i = 0; i < msgs; ++i) {
+    EXPECT_TRUE(t[i]->m.s.complete && t[i]->m.r.complete) << i;
+    EXPECT_EQ(t[i]->dst, t[i]->src) << i;
+  }
+  EXPECT_EQ(p.b->stats().ctsWrites, msgs);
+  EXPECT_EQ(p.a->stats().chunksSent, msgs);  // the announces
+  EXPECT_EQ(p.a->stats().zcopyWrites, msgs * 4);
+  EXPECT_EQ(p.b->stats().cpuCopyBytes, 0u);
+}
+
 // One QP of the sender held: the chunks on the others land first (their
 // completions arrive out of order); the receive completes only when the held
 // ones are released, and the data is whole.

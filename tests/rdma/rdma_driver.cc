@@ -186,30 +186,42 @@ void runRegCache(gdrComm_t comm) {
 
 // Unidirectional bandwidth, rank 0 -> rank 1, for bench/results/rxe.md (the
 // VM is slow: only the ratio to ib_write_bw on the same VM means anything).
+// GDR_TEST_BW_WINDOW=W: W messages in flight, as osu_bw's window (W sends,
+// or W receives into W buffers, in one group, then the next W); 1 is one
+// message at a time, each send waiting for its completion. ib_write_bw
+// keeps up to its tx depth (128) writes in flight.
 void runBandwidth(gdrComm_t comm) {
   const size_t bytes = static_cast<size_t>(envInt("GDR_TEST_BW_BYTES", 1 << 20));
   const int iters = envInt("GDR_TEST_BW_ITERS", 100);
-  std::vector<char> buf(bytes, static_cast<char>(gRank));
+  const int window = std::clamp(envInt("GDR_TEST_BW_WINDOW", 1), 1, std::max(1, iters));
+  const int groups = std::max(1, iters / window);
+  std::vector<char> buf(bytes * window, static_cast<char>(gRank));
   // Registered, as a program reusing one buffer would: its NIC registration
   // stays cached. GDR_TEST_BW_NOREG=1: not registered, so every operation
   // registers its buffers (the cost of per-operation registration).
   gdrRegHandle_t h = nullptr;
   const bool reg = envInt("GDR_TEST_BW_NOREG", 0) == 0;
-  if (reg) CHECK_OK(gdrCommRegister(comm, buf.data(), bytes, &h));
+  if (reg) CHECK_OK(gdrCommRegister(comm, buf.data(), buf.size(), &h));
   for (int warm = 0; warm < 2; ++warm) {
     auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < iters; ++i) {
-      if (gRank == 0)
-        CHECK_OK(gdrSend(buf.data(), bytes, gdrUint8, 1, comm, nullptr));
-      else if (gRank == 1)
-        CHECK_OK(gdrRecv(buf.data(), bytes, gdrUint8, 0, comm, nullptr));
+    for (int g = 0; g < groups && gRank < 2; ++g) {
+      if (window > 1) CHECK_OK(gdrGroupStart());
+      for (int w = 0; w < window; ++w) {
+        char* b = buf.data() + static_cast<size_t>(w) * bytes;
+        if (gRank == 0)
+          CHECK_OK(gdrSend(b, bytes, gdrUint8, 1, comm, nullptr));
+        else
+          CHECK_OK(gdrRecv(b, bytes, gdrUint8, 0, comm, nullptr));
+      }
+      if (window > 1) CHECK_OK(gdrGroupEnd());
     }
     CHECK_OK(gdrBarrier(comm, nullptr));
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const int msgs = groups * window;
     if (warm && gRank == 0)
-      std::printf("[rank 0] bandwidth: %d x %zu bytes in %.3f s = %.1f MB/s (%s)\n", iters, bytes,
-                  s, iters * static_cast<double>(bytes) / s / 1e6,
-                  reg ? "registered buffer" : "registered per operation");
+      std::printf("[rank 0] bandwidth: %d x %zu bytes in %.3f s = %.1f MB/s (%s, window %d)\n",
+                  msgs, bytes, s, msgs * static_cast<double>(bytes) / s / 1e6,
+                  reg ? "registered buffer" : "registered per operation", window);
   }
   reportIb(comm);
   if (reg) CHECK_OK(gdrCommDeregister(comm, h));
