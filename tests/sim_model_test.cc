@@ -52,6 +52,25 @@ double runOnce(const Cluster& c, coll::Algo algo, const coll::CollArgs& a,
   return runEngine(in, allRanks(algo, a)).timeUs;
 }
 
+// One step of a hand-made schedule.
+coll::Step step(coll::StepKind k, int peer, coll::Region src, coll::Region dst) {
+  coll::Step st{k};
+  st.peer = peer;
+  st.src = src;
+  st.dst = dst;
+  return st;
+}
+
+// The engine's input for one call of byte elements.
+EngineInput byteInput(const Cluster& c, const Network& net, coll::CollKind kind) {
+  EngineInput in;
+  in.cluster = &c;
+  in.net = &net;
+  in.kind = kind;
+  in.elemBytes = 1;
+  return in;
+}
+
 // Two ranks, ring all-reduce of S bytes in single-copy messages: one
 // reduce-scatter step (S/2 each way at once, the two copies sharing the
 // host's memory link only when it is the bottleneck) and one all-gather
@@ -252,20 +271,9 @@ TEST(SimModel, WritesWaitForSendsReadingThem) {
     Cluster c = toyHost(2);
     c.copyGBps = 1.0;
     const Network net(c);
-    EngineInput in;
-    in.cluster = &c;
-    in.net = &net;
-    in.kind = coll::CollKind::AllGather;
-    in.elemBytes = 1;
+    const EngineInput in = byteInput(c, net, coll::CollKind::AllGather);
     const size_t mb = 1000000;
     std::vector<coll::Schedule> s(2);
-    auto step = [](coll::StepKind k, int peer, coll::Region src, coll::Region dst) {
-      coll::Step st{k};
-      st.peer = peer;
-      st.src = src;
-      st.dst = dst;
-      return st;
-    };
     using coll::BufId;
     using coll::StepKind;
     s[0].scratchElems = s[1].scratchElems = 2 * mb;
@@ -281,6 +289,70 @@ TEST(SimModel, WritesWaitForSendsReadingThem) {
               time(1000000));
   EXPECT_NEAR(time(0), 2500.0, 20.0);
   EXPECT_NEAR(time(1000000), 1500.0, 20.0);
+}
+
+// Two hosts over the socket transport: 1 us latency, 1 GB/s, copies at 1 GB/s.
+Cluster toySocket() {
+  Cluster c;
+  EXPECT_TRUE(preset("socket", &c));
+  c.link[static_cast<int>(LinkClass::Socket)] = {1.0, 1.0};
+  c.copyGBps = 1.0;
+  return c;
+}
+
+// A socket send is done once the kernel's buffers hold it (8 MiB a
+// direction), with no slots and no rendezvous below that.
+TEST(SimModel, SocketSendsAreEagerUpToTheBuffers) {
+  Cluster c = toySocket();
+  EXPECT_TRUE(eager(c, coll::CollKind::Broadcast, 8u << 20, false));
+  EXPECT_FALSE(eager(c, coll::CollKind::Broadcast, (8u << 20) + 1, false));
+  c.netTransport = "nic";  // verbs: eager up to the slots, then rendezvous
+  EXPECT_FALSE(eager(c, coll::CollKind::Broadcast, 1u << 20, false));
+}
+
+// One connection per pair delivers in order: rank 1's two 1 MB messages
+// arrive one after the other (the first at 1001 us), not sharing the link
+// (both at 2001 us). Rank 0 copies 1.5 MB after the first: done at 2501 us
+// in order, 3501 us shared.
+TEST(SimModel, SocketPairIsOneOrderedStream) {
+  Cluster c = toySocket();
+  const Network net(c);
+  const EngineInput in = byteInput(c, net, coll::CollKind::AllGather);
+  const size_t mb = 1000000;
+  using coll::BufId;
+  using coll::StepKind;
+  std::vector<coll::Schedule> s(2);
+  s[0].scratchElems = 2 * mb;
+  s[0].steps = {
+      step(StepKind::Recv, 1, {}, {BufId::Output, 0, mb}),
+      step(StepKind::Copy, -1, {BufId::Input, 0, 3 * mb / 2}, {BufId::Scratch, 0, 3 * mb / 2}),
+      step(StepKind::Recv, 1, {}, {BufId::Output, mb, mb})};
+  s[1].steps = {step(StepKind::Send, 0, {BufId::Input, 0, mb}, {}),
+                step(StepKind::Send, 0, {BufId::Input, mb, mb}, {})};
+  EXPECT_NEAR(runEngine(in, s).timeUs, 2501.0, 5.0);
+}
+
+// gdr-bench's window: warm-up calls, a barrier, timed calls, each rank's
+// time averaged. A broadcast root whose one timed call the socket buffers
+// absorb reads as half a call (its own 1 us, the receiver's 1001 us); the
+// steady period of back-to-back calls is the link's 1001 us.
+TEST(SimModel, BenchWindowAveragesTheRanks) {
+  Cluster c = toySocket();
+  c.copyGBps = 1000.0;  // the root's copy into its output: 1 us
+  coll::CollArgs a;
+  a.kind = coll::CollKind::Broadcast;
+  a.nranks = 2;
+  a.count = 250000;  // 1 MB of float32
+  const Network net(c);
+  EngineInput in;
+  in.cluster = &c;
+  in.net = &net;
+  in.kind = a.kind;
+  in.iterations = 16;
+  EXPECT_NEAR(runEngine(in, allRanks(coll::Algo::Binomial, a)).timeUs, 1001.0, 5.0);
+  in.warmCalls = 2;
+  in.timedCalls = 1;
+  EXPECT_NEAR(runEngine(in, allRanks(coll::Algo::Binomial, a)).timeUs, 501.0, 5.0);
 }
 
 // Past far_bytes the memory rates drop again by far_factor.

@@ -178,7 +178,12 @@ def main():
     ap.add_argument("--start", help="a calibration file whose host values are the first guesses "
                     "(continues an earlier fit) instead of the closed-form ones")
     ap.add_argument("--sweeps", type=int, default=6)
+    ap.add_argument("--socket-only", action="store_true",
+                    help="refit link.socket.* alone, the other keys of --out as they are (a change "
+                    "to the socket model needs no host refit, which takes hours)")
     a = ap.parse_args()
+    if a.socket_only:
+        return refit_socket(a)
 
     host_series = [(c, r, medians(host_series_of(r, c))) for c, r, _ in HOST_SERIES]
     h200_series = [(c, r, medians(os.path.join(H200, c + ".csv"))) for c, r in H200_SERIES]
@@ -221,6 +226,40 @@ def main():
         rel = os.path.relpath(os.path.join(SIM_RESULTS, "nominal-network.txt"), os.path.dirname(os.path.abspath(a.out)))
         for k, v in [("calibration", rel)] + list(host.items()) + list(kern.items()) + list(nvl.items()) + list(sock.items()):
             f.write("%s = %s\n" % (k, v if isinstance(v, (int, str)) else "%.6g" % v))
+    print(open(a.out).read())
+
+
+def refit_socket(a):
+    lines = open(a.out).read().splitlines()
+    keys = {p for p, _, _ in SOCKET_PARAMS}
+    fixed = {}
+    for line in lines:
+        k, eq, v = line.partition("=")
+        if eq and not line.startswith("#") and k.strip() not in keys:
+            fixed[k.strip()] = v.strip()
+    # The nominal file is named relative to the calibration file.
+    fixed["calibration"] = os.path.join(os.path.dirname(os.path.abspath(a.out)), fixed["calibration"])
+    socket_series = [(c, r, medians(os.path.join(SOCKET, "np%d" % r, c + ".run*.csv"))) for c, r in SOCKET_SERIES]
+    sock, sock_err = fit(a.gdr_sim, SOCKET_PARAMS, socket_series, os.path.join(SOCKET, "cluster.txt"), fixed,
+                         sweeps=a.sweeps, min_size=SOCKET_MIN)
+    print("socket fit: %s, rms log error %.3f" % (sock, math.sqrt(sock_err)))
+    out = []
+    for line in lines:
+        k = line.partition("=")[0].strip()
+        if k in keys:
+            continue
+        if line.startswith("# Fit:"):
+            line = re.sub(r"socket \d+\.\d+", "socket %.3f" % math.sqrt(sock_err), line)
+            out.append(line)
+            out.append("# link.socket.* refit alone on %s UTC (calibrate.py --socket-only)." %
+                       datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"))
+            continue
+        if line.startswith("# link.socket.* refit alone"):
+            continue
+        out.append(line)
+    out += ["%s = %.6g" % (k, v) for k, v in sock.items()]
+    with open(a.out, "w") as f:
+        f.write("\n".join(out) + "\n")
     print(open(a.out).read())
 
 

@@ -167,7 +167,14 @@ def in_bar(set_name, band="large"):
 # `socket` is this session's run of main aac89ef (load 7-17 from other
 # helpers' builds), `socket-early` the 2026-12-01 10:23 run of an earlier
 # main (load 12-26), kept beside it.
-SOCKET_DIRS = [("socket", "socket", True), ("socket-early", "socket-early", False)]
+# `socket-s12-loaded` is measure-socket.sh's run with 10 timed calls per size
+# above 1 MiB (the held set has 2), under load 4-11; a folder's own
+# cluster.txt (the window it was measured with) goes before socket's.
+# `socket-quiet` is the same script's two runs in a freeze (1-8 MiB, load
+# 2-3): held from 1 MiB in place of `socket`, whose 2 timed calls a size at
+# load 7-17 are kept beside it, not held.
+SOCKET_DIRS = [("socket-quiet", "socket-quiet", True), ("socket", "socket", False),
+               ("socket-early", "socket-early", False), ("socket-s12-loaded", "socket-s12-loaded", False)]
 
 
 def socket_sets():
@@ -176,8 +183,10 @@ def socket_sets():
     message), so only sizes from 1 MiB, where the shaped rate dominates, are
     held to the bar."""
     sets = []
-    desc = os.path.join(SIM_RESULTS, "socket", "cluster.txt")
     for folder, label, _ in SOCKET_DIRS:
+        desc = os.path.join(SIM_RESULTS, folder, "cluster.txt")
+        if not os.path.exists(desc):
+            desc = os.path.join(SIM_RESULTS, "socket", "cluster.txt")
         for np_ in (2, 4):
             for coll in COLLS:
                 pat = os.path.join(SIM_RESULTS, folder, "np%d" % np_, coll + ".run*.csv")

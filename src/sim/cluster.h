@@ -61,6 +61,18 @@ struct Cluster {
   int slots = 8;
   size_t chunkBytes = 0;  // GDR_CHUNK_BYTES: the schedules' pipelining unit (0: whole blocks)
   size_t slotBytes = 64u << 10;
+  // The socket transport has no slots and no rendezvous: a send is done once
+  // the kernel has its bytes. What one direction of a connection holds
+  // unread is the sender's SO_SNDBUF plus the receiver's SO_RCVBUF, 4 MiB
+  // each (socket_endpoint.cc); a message above it waits for its receiver.
+  size_t socketBufferBytes = 8u << 20;
+  // The measurement a prediction mirrors. 0: the steady period of
+  // back-to-back calls. Otherwise gdr-bench's --iters and --warmup (a
+  // tenth and a fifth of them above 1 MiB, as gdr-bench does): warm-up
+  // calls, a barrier, then the timed calls; each rank's time per call,
+  // averaged over the ranks. A few timed calls that the socket buffers
+  // absorb read faster than the steady period.
+  int benchIters = 0, benchWarmup = 0;
   double launchUs = 0;    // per call: entry, selection, set-up
   double sendUs = 0;      // CPU cost of posting one message
   double reduceGBps = 0;  // host reduction rate of one core (bytes of output per second / 1e9)

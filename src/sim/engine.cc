@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <queue>
 #include <unordered_map>
 
@@ -52,7 +53,11 @@ class Sim {
         launchPending_(n_, 1),
         useTurns_(cpuShared_ && c_.yieldUs > 0),
         turns_(c_, n_),
-        lat_(useTurns_ ? flat_ : c_) {
+        lat_(useTurns_ ? flat_ : c_),
+        window_(in.timedCalls > 0 && !useTurns_),
+        finish_(n_, 0.0),
+        arrived_(n_, 0),
+        passed_(n_, 0) {
     linkFlows_.assign(static_cast<size_t>(in.net->numLinks()), 0.0);
     flat_.coresPerHost = 0;  // the cores are shared through cpuPath, not by a factor
     // A rank waiting for its turn is not polling the header line when the
@@ -105,7 +110,13 @@ class Sim {
                                       pc_[r] + 1, scheds_[r].steps.size()));
       last = std::max(last, clock_[r]);
     }
-    res.timeUs = iters() > 1 ? (last - firstFinish_) / (iters() - 1 - warmup()) : last;
+    if (window_) {
+      double sum = 0;
+      for (int r = 0; r < n_; ++r) sum += finish_[r] - barrierT_;
+      res.timeUs = sum / n_ / in_.timedCalls;
+    } else {
+      res.timeUs = iters() > 1 ? (last - firstFinish_) / (iters() - 1 - warmup()) : last;
+    }
     for (const Msg& m : msgs_)
       if (!m.done)
         throw InternalError(
@@ -138,7 +149,9 @@ class Sim {
     return counts[key(a, b)]++;
   }
 
-  int iters() const { return std::max(1, in_.iterations); }
+  int iters() const {
+    return window_ ? in_.warmCalls + in_.timedCalls : std::max(1, in_.iterations);
+  }
   // Calls before the steady period is timed: the first half, since ranks
   // that run ahead (a chain's head) overlap the first calls with later ones.
   int warmup() const { return iters() > 1 ? (iters() - 1) / 2 : 0; }
@@ -147,16 +160,23 @@ class Sim {
   uint64_t key(int a, int b) const {
     return static_cast<uint64_t>(a) * static_cast<uint64_t>(n_) + b;
   }
-  // Slots an eager message holds.
-  int slotsFor(size_t bytes) const {
-    const size_t sb = std::max<size_t>(1, c_.slotBytes);
-    return static_cast<int>(std::min<size_t>(static_cast<size_t>(c_.slots),
+  // What a pair's eager messages may hold unread: the transport's slots,
+  // or a socket connection's buffers in units of kSocketUnit bytes.
+  static constexpr size_t kSocketUnit = 4096;
+  bool overSocket(int a, int b) const { return socketPair(c_, c_.hostOf(a) == c_.hostOf(b)); }
+  int capacity(int a, int b) const {
+    return overSocket(a, b) ? static_cast<int>(c_.socketBufferBytes / kSocketUnit) : c_.slots;
+  }
+  // Slots (or socket units) an eager message holds.
+  int slotsFor(size_t bytes, int a, int b) const {
+    const size_t sb = overSocket(a, b) ? kSocketUnit : std::max<size_t>(1, c_.slotBytes);
+    return static_cast<int>(std::min<size_t>(static_cast<size_t>(capacity(a, b)),
                                              std::max<size_t>(1, (bytes + sb - 1) / sb)));
   }
   void releaseSlots(const Msg& m, double t) {
     if (!m.isEager) return;
     const uint64_t pair = key(m.src, m.dst);
-    slotsUsed_[pair] -= slotsFor(m.bytes);
+    slotsUsed_[pair] -= slotsFor(m.bytes, m.src, m.dst);
     if (blockedOn_[m.src] == pair) {
       blockedOn_[m.src] = kNone;
       push({std::max(t, now_), 0, m.src, 0});
@@ -171,8 +191,35 @@ class Sim {
       return;
     }
     if (m.started || m.sendPost < 0 || (!m.isEager && m.recvPost < 0)) return;
+    if (!m.cpu && overSocket(m.src, m.dst)) {
+      // One TCP connection per pair delivers its frames in order: a message
+      // is on the wire only after the one before it, not sharing with it.
+      int& busy = onWire_.try_emplace(key(m.src, m.dst), -1).first->second;
+      if (busy >= 0 && busy != id) {
+        m.started = true;
+        wireQueue_[key(m.src, m.dst)].push_back(id);
+        return;
+      }
+      busy = id;
+    }
     m.started = true;
     push({m.isEager ? m.sendPost : std::max(m.sendPost, m.recvPost), 1, id, 0});
+  }
+
+  // A socket pair's message is off the wire: the next one queued goes on.
+  void nextOnWire(const Msg& m, double t) {
+    if (m.cpu || !overSocket(m.src, m.dst)) return;
+    const uint64_t pair = key(m.src, m.dst);
+    std::deque<int>& q = wireQueue_[pair];
+    if (q.empty()) {
+      onWire_[pair] = -1;
+      return;
+    }
+    const int next = q.front();
+    q.pop_front();
+    onWire_[pair] = next;
+    const Msg& n = msgs_[next];
+    push({std::max(t, n.isEager ? n.sendPost : std::max(n.sendPost, n.recvPost)), 1, next, 0});
   }
 
   // `us` of one core's work for rank r from t. Where the host's ranks
@@ -245,6 +292,23 @@ class Sim {
     return false;
   }
 
+  // The benchmark window's barrier after the warm-up calls: false while
+  // `r` waits there (the last rank to arrive resumes the others).
+  bool atBarrier(int r, double& t) {
+    if (iter_[r] + 1 != in_.warmCalls || passed_[r]) return true;
+    if (!arrived_[r]) {
+      arrived_[r] = 1;
+      barrierT_ = std::max(barrierT_, t);
+      if (++arrivedCount_ == n_)
+        for (int q = 0; q < n_; ++q)
+          if (q != r) push({barrierT_, 0, q, 0});
+    }
+    if (arrivedCount_ < n_) return false;
+    passed_[r] = 1;
+    t = std::max(t, barrierT_);
+    return true;
+  }
+
   void advance(int r) {
     double& t = clock_[r];
     t = std::max(t, now_);
@@ -264,8 +328,10 @@ class Sim {
           return;
         }
         endWait_[r] = 0;
+        if (window_ && !atBarrier(r, t)) return;
         if (iter_[r] == warmup()) firstFinish_ = std::max(firstFinish_, t);
         if (iter_[r] + 1 >= iters()) {
+          finish_[r] = t;
           if (useTurns_) give(turns_.pass(r, t, false, false));  // its calls are done
           return;
         }
@@ -286,8 +352,8 @@ class Sim {
             copied_[r] = 0;
             break;
           }
-          const int need = eager(c_, in_.kind, bytes, same) ? slotsFor(bytes) : 0;
-          if (need > 0 && slotsUsed_[pair] + need > c_.slots) {
+          const int need = eager(c_, in_.kind, bytes, same) ? slotsFor(bytes, r, st.peer) : 0;
+          if (need > 0 && slotsUsed_[pair] + need > capacity(r, st.peer)) {
             blockedOn_[r] = pair;  // resumed when the receiver frees slots
             yieldWait(r, t);
             return;
@@ -429,6 +495,7 @@ class Sim {
     Msg& m = msgs_[id];
     m.done = true;
     m.arrival = m.cpu ? t : t + latencyUs(lat_, m.path, m.bytes);
+    nextOnWire(m, t);
     if (useTurns_ && !m.cpu) {
       // The rank that held its core for the copy goes on: the sender once
       // the data is in the slots, the receiver once it has it.
@@ -495,6 +562,8 @@ class Sim {
   std::vector<int> iter_;
   std::vector<uint64_t> blockedOn_ = std::vector<uint64_t>(static_cast<size_t>(n_), kNone);
   std::unordered_map<uint64_t, int> slotsUsed_;
+  std::unordered_map<uint64_t, int> onWire_;  // socket pair: the message on the wire, or -1
+  std::unordered_map<uint64_t, std::deque<int>> wireQueue_;  // socket pair: ready, next in order
   double firstFinish_;
   bool cpuShared_;  // ranks time-share their host's cores (more ranks than cores)
   Cluster flat_;    // c_ without the cores-per-rank factor (the costs of one core)
@@ -508,6 +577,11 @@ class Sim {
   bool useTurns_;  // ranks take turns on their cores (sim/turns.h)
   Turns turns_;
   const Cluster& lat_;  // latencies: without sched_us where ranks take turns
+  bool window_;         // a benchmark's window (EngineInput::timedCalls), not the steady period
+  std::vector<double> finish_;          // per rank: when its last call ended
+  std::vector<char> arrived_, passed_;  // per rank: at the window's barrier, through it
+  int arrivedCount_ = 0;
+  double barrierT_ = 0;  // when the last rank reached the barrier
   std::vector<double> workLeft_ = std::vector<double>(static_cast<size_t>(n_), -1.0);
   std::vector<int> holding_ = std::vector<int>(static_cast<size_t>(n_), -1);  // copy it drives
   std::vector<char> copied_ = std::vector<char>(static_cast<size_t>(n_), 0);  // its send copied
@@ -548,8 +622,13 @@ bool singleCopy(const Cluster& c, coll::CollKind kind, size_t bytes) {
   return bytes >= th;
 }
 
+bool socketPair(const Cluster& c, bool sameHost) {
+  return sameHost ? !c.device && c.hostTransport == "socket" : c.netTransport == "socket";
+}
+
 bool eager(const Cluster& c, coll::CollKind kind, size_t bytes, bool sameHost) {
   if (sameHost && !c.device && c.hostTransport == "shm") return !singleCopy(c, kind, bytes);
+  if (socketPair(c, sameHost)) return bytes <= c.socketBufferBytes;
   return bytes <= static_cast<size_t>(c.slots) * c.slotBytes;
 }
 

@@ -45,6 +45,10 @@ struct EngineInput {
   // (iterations - 1) / 2, over the calls between (the first half is warm-up);
   // 1 gives one call's time from a common start.
   int iterations = 1;
+  // A benchmark's window instead (timedCalls > 0; not where ranks take
+  // turns): warmCalls calls, a barrier, timedCalls calls; the result is each
+  // rank's time per timed call averaged over the ranks, as gdr-bench reports.
+  int warmCalls = 0, timedCalls = 0;
   double launchUs = 0;
 };
 
@@ -61,6 +65,8 @@ EngineResult runEngine(const EngineInput& in, const std::vector<coll::Schedule>&
 // Whether a host-memory message of `bytes` goes single-copy for `kind`
 // (the shm transport's per-collective threshold).
 bool singleCopy(const Cluster& c, coll::CollKind kind, size_t bytes);
+// Whether a pair of ranks talks over the socket transport.
+bool socketPair(const Cluster& c, bool sameHost);
 // Whether a message is eager (its send needs no receiver).
 bool eager(const Cluster& c, coll::CollKind kind, size_t bytes, bool sameHost);
 

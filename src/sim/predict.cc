@@ -139,6 +139,13 @@ Prediction predict(const Cluster& given, const Query& q) {
     if (!done) {
       in.sharing = n > kMaxMinRanks ? Sharing::Frozen : Sharing::MaxMin;
       in.iterations = n > kMaxMinRanks ? 1 : n > kDeepRanks ? kIterationsWide : kIterations;
+      if (c.benchIters > 0 && in.sharing == Sharing::MaxMin) {
+        // gdr-bench's calls per size: a tenth of --iters and a fifth of
+        // --warmup above 1 MiB (bench_options.cc).
+        const bool large = q.bytes > (1u << 20);
+        in.timedCalls = large && c.benchIters > 10 ? c.benchIters / 10 : c.benchIters;
+        in.warmCalls = large && c.benchWarmup > 5 ? c.benchWarmup / 5 : c.benchWarmup;
+      }
       p.walker = in.sharing == Sharing::Frozen ? "events-frozen" : "events";
       std::vector<coll::Schedule> scheds;
       scheds.reserve(static_cast<size_t>(n));
