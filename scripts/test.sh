@@ -37,6 +37,6 @@ cmake -S . -B build-tsan -G Ninja -DGDR_SANITIZE=thread -DGDR_ENABLE_CUDA=OFF \
 ninja -C build-tsan -j"${GDR_BUILD_JOBS:-2}" gdr-soak
 TSAN_OPTIONS=halt_on_error=1:exitcode=66 build-tsan/bin/gdr-soak --ops 10000
 
-# libFuzzer targets (issue 8, tests/fuzz): built with clang into build-fuzz,
+# libFuzzer targets (tests/fuzz): built with clang into build-fuzz,
 # each run GDR_FUZZ_SECONDS (default 20) over its seed corpus; fails on a finding.
 bash scripts/fuzz.sh
