@@ -58,6 +58,7 @@ void ShmBackend::claim(const std::vector<Peer>& peers,
   const bool allowCma = param::getBool("GDR_SHM_CMA");
   const int64_t cmaThreshold = param::getInt("GDR_SHM_CMA_THRESHOLD");
   const bool shareCopy = param::getBool("GDR_SHM_CMA_SHARE");
+  const bool prefetchNext = param::getBool("GDR_SHM_PREFETCHW");
   SegView mine{own_.data()};
   peers_.reserve(peers.size());
   for (const Peer& p : peers) {
@@ -76,6 +77,7 @@ void ShmBackend::claim(const std::vector<Peer>& peers,
     c.outToPeer = indexOf(rank_);
     c.cmaThreshold = cmaThreshold;
     c.shareCopy = shareCopy;
+    c.prefetchNext = prefetchNext;
     // Single-copy needs ptrace-level access to the peer (same user and a
     // permissive Yama scope, or CAP_SYS_PTRACE): try it once.
     c.cma = allowCma && cmaWorks(p.pid, p.cmaProbeAddr);

@@ -35,6 +35,10 @@ struct ShmEndpointConfig {
   // GDR_SHM_CMA_SHARE). The receiver decides: the sender only helps once it
   // has published its destination.
   bool shareCopy = true;
+  // After a small-lane message, the sender asks for the next slot's lines
+  // in exclusive state (PREFETCHW; GDR_SHM_PREFETCHW), unless messages
+  // also come back from the peer.
+  bool prefetchNext = true;
 };
 
 // The size from which a message goes single-copy: `forced` when it is >= 0
@@ -119,6 +123,7 @@ class ShmEndpoint final : public Endpoint {
   Lane out_[2], in_[2];
   size_t outSlotBytes_ = 0;                 // the peer's main-lane slot payload
   uint64_t head_[2] = {};                   // slots I published to the peer
+  bool consumedSincePublish_ = false;       // a message came from the peer since our last one
   uint64_t cachedTail_[2] = {};             // the peer's consumption, as last read
   uint64_t rtail_[2] = {};                  // slots I consumed from the peer
   uint64_t publishedTail_[2] = {};          // rtail_ as the peer can see it
