@@ -26,7 +26,7 @@ else IB=OFF; fi
 note "commit $(git rev-parse --short HEAD 2>/dev/null); $(nvidia-smi -L | wc -l) GPU(s); verbs $IB"
 TARGETS="gdr-gpu-test gdr-gpu-multidev-test gdr-gpu-staged-check gdr-gpu-fault-staged
   gdr-gpu-mixed-group-test gdr-gpu-device-copy-test gdr-gpu-device-board gdr_nccl gdr-nccl-gpu-test
-  gdr-nccl-gpu-test-ours gdr-crypto-gpu-test"
+  gdr-nccl-gpu-test-ours gdr-crypto-gpu-test gdr-gpu-ll-test gdr-gpu-window-test"
 [ $IB = ON ] && TARGETS="$TARGETS gdr-gpu-direct-test gdr-gdr-gpu-test gdr-softnic-gpu-test gdr-reg-cost"
 TARGETS="$TARGETS ${EXTRA_TARGETS:-}"  # what other parts of the same call run
 t0=$(date +%s)
