@@ -21,8 +21,7 @@ TEST(ShmPolicy, ThresholdByCollective) {
        {CollKind::AllGather, CollKind::AllToAll, CollKind::AllToAllv, CollKind::ReduceScatter})
     EXPECT_EQ(thresholdOf(k, -1), 64u << 10) << gdr::collName(k);
   EXPECT_EQ(thresholdOf(CollKind::Reduce, -1), 1u << 20);
-  EXPECT_EQ(thresholdOf(CollKind::Broadcast, -1), 128u << 10);
-  for (CollKind k : {CollKind::AllReduce, CollKind::Barrier})
+  for (CollKind k : {CollKind::AllReduce, CollKind::Broadcast, CollKind::Barrier})
     EXPECT_EQ(thresholdOf(k, -1), 256u << 10) << gdr::collName(k);
   // A send/recv (and an operation that names no threshold) asks for the default.
   EXPECT_EQ(singleCopyFrom(gdr::transport::SendOp{}.singleCopyFrom, -1), 64u << 10);

@@ -16,9 +16,12 @@ namespace {
 // - reduce: the receiver adds what arrives; through the FIFO the sender's
 //   copy runs beside the receiver's reduction, and the non-root is otherwise
 //   idle: from 1 MiB;
-// - broadcast: from 128 KiB, where the copy is shared by both ranks
-//   (transport/shm/cma_copy.h) and beats the FIFO's two copies (session 12);
-// - all-reduce, barrier: from 256 KiB; send/recv: kSingleCopyFrom.
+// - broadcast, all-reduce, barrier: from 256 KiB. Broadcast's copy is shared
+//   by both ranks (transport/shm/cma_copy.h), which beats the FIFO's two
+//   copies from 256 KiB (0.52-0.62x of 00cdb4b's time at 256 KiB-1 MiB);
+//   at 128 KiB the root waiting for its reader cost 3.3x the FIFO's time in
+//   back-to-back broadcasts (2.99 against 8.69 us, session 14);
+// - send/recv: kSingleCopyFrom.
 //
 // sharedCopy: whether the sender of a single-copy message copies part of it
 // into the receiver's buffer (transport/shm/cma_copy.h). Where the sender
@@ -35,7 +38,7 @@ constexpr size_t kKiB = 1024;
 const CollTraits kCollTraits[kNumCollKinds] = {
     // name            reduces rooted rankOrderFree layout  singleCopyFrom sharedCopy
     {"allreduce", true, false, true, Layout::Whole, 256 * kKiB, false},
-    {"bcast", false, true, true, Layout::Whole, 128 * kKiB, true},
+    {"bcast", false, true, true, Layout::Whole, 256 * kKiB, true},
     {"reduce", true, true, true, Layout::Whole, 1024 * kKiB, false},
     {"allgather", false, false, false, Layout::GatherOut, 64 * kKiB, false},
     {"reducescatter", true, false, false, Layout::ScatterIn, 64 * kKiB, false},
