@@ -73,12 +73,12 @@ const std::vector<Info> kParams = {
      "the receiver reads pieces, the sender writes the others while it would wait."},
     {"GDR_SHM_PREFETCHW", Type::Bool, "1",
      "After each small shared-memory message the sender prefetches the next slot's lines for "
-     "writing (PREFETCHW), unless a message came back from that peer since its last one (an exchange, where it made "
-     "small all-reduces 1.3-1.5x slower). 0 off."},
+     "writing (PREFETCHW), unless a message came back from that peer since its last one (an "
+     "exchange, where it made small all-reduces 1.3-1.5x slower). 0 off."},
     {"GDR_SHM_CMA_THRESHOLD", Type::Int, "-1",
      "Messages at least this large use single-copy process_vm_readv; -1: by operation (64 KiB for "
-     "all-gather, all-to-all, reduce-scatter and send/recv, 128 KiB for broadcast, 1 MiB for reduce, "
-     "256 KiB for all-reduce and barrier)."},
+     "all-gather, all-to-all, reduce-scatter and send/recv, 1 MiB for reduce, 256 KiB for "
+     "all-reduce, broadcast and barrier)."},
     {"GDR_SPIN_BEFORE_YIELD", Type::Int, "2000",
      "Idle polls before a waiting rank yields its core."},
     {"GDR_HOST_ID", Type::String, "",

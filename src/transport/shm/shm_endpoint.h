@@ -123,11 +123,11 @@ class ShmEndpoint final : public Endpoint {
   Lane out_[2], in_[2];
   size_t outSlotBytes_ = 0;                 // the peer's main-lane slot payload
   uint64_t head_[2] = {};                   // slots I published to the peer
-  bool consumedSincePublish_ = false;       // a message came from the peer since our last one
   uint64_t cachedTail_[2] = {};             // the peer's consumption, as last read
   uint64_t rtail_[2] = {};                  // slots I consumed from the peer
   uint64_t publishedTail_[2] = {};          // rtail_ as the peer can see it
   bool tailsHeld_ = false;                  // publishedTail_ lags rtail_ on some lane
+  bool consumedSincePublish_ = false;       // a message came from the peer since our last one
   uint16_t sendMsgNo_ = 0, recvMsgNo_ = 0;  // messages done each way (SlotHdr::msgNo)
   uint32_t idlePolls_ = 0;                  // empty polls of the current receive
   bool sharing_ = false;                    // the front receive has published its destination
