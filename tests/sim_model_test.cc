@@ -10,6 +10,7 @@
 #include "sim/cluster.h"
 #include "sim/engine.h"
 #include "sim/maxmin.h"
+#include "sim/message_policy.h"
 #include "sim/network.h"
 #include "sim/predict.h"
 #include "sim/symmetric.h"

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "sim/maxmin.h"
+#include "sim/message_policy.h"
 #include "sim/step_cost.h"
 #include "sim/turns.h"
 
@@ -610,27 +611,6 @@ class Sim {
 };
 
 }  // namespace
-
-bool singleCopy(const Cluster& c, coll::CollKind kind, size_t bytes) {
-  using coll::CollKind;
-  size_t th = c.cmaThreshold;
-  if (kind == CollKind::AllGather || kind == CollKind::AllToAll || kind == CollKind::AllToAllv ||
-      kind == CollKind::ReduceScatter)
-    th = c.cmaThresholdExchange;
-  else if (kind == CollKind::Reduce)
-    th = c.cmaThresholdReduce;
-  return bytes >= th;
-}
-
-bool socketPair(const Cluster& c, bool sameHost) {
-  return sameHost ? !c.device && c.hostTransport == "socket" : c.netTransport == "socket";
-}
-
-bool eager(const Cluster& c, coll::CollKind kind, size_t bytes, bool sameHost) {
-  if (sameHost && !c.device && c.hostTransport == "shm") return !singleCopy(c, kind, bytes);
-  if (socketPair(c, sameHost)) return bytes <= c.socketBufferBytes;
-  return bytes <= static_cast<size_t>(c.slots) * c.slotBytes;
-}
 
 EngineResult runEngine(const EngineInput& in, const std::vector<coll::Schedule>& scheds) {
   return Sim(in, scheds).run();

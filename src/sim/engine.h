@@ -62,12 +62,4 @@ struct EngineResult {
 // InternalError on a deadlock or an unmatched message.
 EngineResult runEngine(const EngineInput& in, const std::vector<coll::Schedule>& scheds);
 
-// Whether a host-memory message of `bytes` goes single-copy for `kind`
-// (the shm transport's per-collective threshold).
-bool singleCopy(const Cluster& c, coll::CollKind kind, size_t bytes);
-// Whether a pair of ranks talks over the socket transport.
-bool socketPair(const Cluster& c, bool sameHost);
-// Whether a message is eager (its send needs no receiver).
-bool eager(const Cluster& c, coll::CollKind kind, size_t bytes, bool sameHost);
-
 }  // namespace gdr::sim

@@ -5,6 +5,7 @@
 #include <tuple>
 #include <vector>
 
+#include "sim/message_policy.h"
 #include "sim/step_cost.h"
 
 namespace gdr::sim {

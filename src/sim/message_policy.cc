@@ -1,0 +1,26 @@
+#include "sim/message_policy.h"
+
+namespace gdr::sim {
+
+bool singleCopy(const Cluster& c, coll::CollKind kind, size_t bytes) {
+  using coll::CollKind;
+  size_t th = c.cmaThreshold;
+  if (kind == CollKind::AllGather || kind == CollKind::AllToAll || kind == CollKind::AllToAllv ||
+      kind == CollKind::ReduceScatter)
+    th = c.cmaThresholdExchange;
+  else if (kind == CollKind::Reduce)
+    th = c.cmaThresholdReduce;
+  return bytes >= th;
+}
+
+bool socketPair(const Cluster& c, bool sameHost) {
+  return sameHost ? !c.device && c.hostTransport == "socket" : c.netTransport == "socket";
+}
+
+bool eager(const Cluster& c, coll::CollKind kind, size_t bytes, bool sameHost) {
+  if (sameHost && !c.device && c.hostTransport == "shm") return !singleCopy(c, kind, bytes);
+  if (socketPair(c, sameHost)) return bytes <= c.socketBufferBytes;
+  return bytes <= static_cast<size_t>(c.slots) * c.slotBytes;
+}
+
+}  // namespace gdr::sim
