@@ -303,6 +303,89 @@ bool runSingleMessage(Links& comm, const Schedule& sched, const HostBuffers& buf
   return true;
 }
 
+// A schedule that is one exchange with one peer, and at most a local copy
+// after it (the all-reduce, all-gather or reduce-scatter step of two ranks;
+// in place, the all-reduce's copy back from scratch): the send goes out at
+// once where the back end can take it whole, then the receive is waited
+// for, without the runner. The same rules: the receive never writes what
+// the send still reads (such schedules stay with the runner), the copy
+// waits for the send, and the send completes before the call returns.
+bool runExchange(Links& comm, const Schedule& sched, const HostBuffers& bufs, transport::ReduceFn fn,
+                 const transport::OpSig& sig, const int* peerOf) {
+  const size_t n = sched.steps.size();
+  if (n != 2 && n != 3) return false;
+  const Step& s = sched.steps[0];
+  const Step& r = sched.steps[1];
+  if (s.kind != StepKind::Send || (r.kind != StepKind::Recv && r.kind != StepKind::RecvReduce) ||
+      s.peer != r.peer || (n == 3 && sched.steps[2].kind != StepKind::Copy))
+    return false;
+  auto base = [&](BufId b) -> const char* {
+    return b == BufId::Input ? bufs.input : b == BufId::Output ? bufs.output : bufs.scratch;
+  };
+  const char* src = base(s.src.buf);
+  char* dst = const_cast<char*>(base(r.dst.buf));
+  const char* reduceSrc = r.kind == StepKind::RecvReduce ? base(r.src.buf) : nullptr;
+  if (!src || !dst || r.dst.buf == BufId::Input || (r.kind == StepKind::RecvReduce && !reduceSrc))
+    return false;
+  const size_t eb = bufs.elemBytes;
+  src += s.src.offset * eb;
+  dst += r.dst.offset * eb;
+  const size_t sendBytes = s.src.count * eb, recvBytes = r.dst.count * eb;
+  if (dst < src + sendBytes && src < dst + recvBytes) return false;  // the runner orders these
+  const char* copySrc = nullptr;
+  char* copyDst = nullptr;
+  size_t copyBytes = 0;
+  if (n == 3) {
+    const Step& c = sched.steps[2];
+    copySrc = base(c.src.buf);
+    copyDst = const_cast<char*>(base(c.dst.buf));
+    copyBytes = c.dst.count * eb;
+    if (copyBytes && (!copySrc || !copyDst || c.dst.buf == BufId::Input)) return false;
+    if (copyBytes) {
+      copySrc += c.src.offset * eb;
+      copyDst += c.dst.offset * eb;
+    }
+  }
+  const int peer = peerOf ? peerOf[s.peer] : s.peer;
+  transport::Endpoint* ep = comm.endpoint(peer);
+  comm.stepAt(0, peer, static_cast<uint8_t>(s.kind));
+  transport::SendOp sop;
+  sop.data = src;
+  sop.bytes = sendBytes;
+  sop.sig = sig;
+  sop.singleCopyFrom = singleCopyFromOf(sig);
+  const bool sentNow = ep->sendNow(sop);
+  if (!sentNow) ep->postSend(&sop);
+  comm.stepAt(1, peer, static_cast<uint8_t>(r.kind));
+  transport::RecvOp rop;
+  rop.dst = dst;
+  rop.bytes = recvBytes;
+  rop.sig = sig;
+  rop.singleCopyFrom = sop.singleCopyFrom;
+  rop.shareCopy = traitsOf(static_cast<CollKind>(sig.kind)).sharedCopy;
+  rop.elemBytes = eb;
+  if (reduceSrc) {
+    rop.reduceSrc = reduceSrc + r.src.offset * eb;
+    rop.fn = fn;
+  }
+  if (!ep->recvNow(rop)) {
+    ep->postRecv(&rop);
+    comm.progressUntil([&] { return rop.complete; }, [&] {
+      return waitText(strprintf("to receive %zu bytes", recvBytes), peer, sig, &r, 1, n);
+    });
+  }
+  if (!sentNow) {
+    comm.stepAt(n, peer, 0xff);
+    comm.progressUntil([&] { return sop.complete; },
+                       [&] { return waitText("for sends to complete", peer, sig, nullptr, n, n); });
+  }
+  if (copyBytes && copySrc != copyDst) {
+    comm.stepAt(2, -1, static_cast<uint8_t>(StepKind::Copy));
+    std::memmove(copyDst, copySrc, copyBytes);
+  }
+  return true;
+}
+
 }  // namespace
 
 void execute(Links& comm, const Schedule& sched, const HostBuffers& bufs, transport::ReduceFn fn,
@@ -312,7 +395,8 @@ void execute(Links& comm, const Schedule& sched, const HostBuffers& bufs, transp
   const bool faultHere = f.armedFor(comm.rank(), sig.seq);
   comm.opBegan(sig, sched.steps.size());
   try {
-    if (faultHere || !runSingleMessage(comm, sched, bufs, fn, sig, peerOf))
+    if (faultHere || (!runSingleMessage(comm, sched, bufs, fn, sig, peerOf) &&
+                      !runExchange(comm, sched, bufs, fn, sig, peerOf)))
       Runner(comm, sched, bufs, fn, sig, peerOf).run();
   } catch (...) {
     comm.opEnded(false);

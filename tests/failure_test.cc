@@ -177,21 +177,27 @@ TEST(Failure, KilledRankShm) { killedRank("shm"); }
 TEST(Failure, KilledRankSocket) { killedRank("socket"); }
 
 // A rank that never calls: the others time out at GDR_TIMEOUT_MS with an
-// error naming the peer and the step.
-TEST(Failure, TimeoutNamesPeerAndStep) {
-  auto exits = runRanks(2, [](int rank, int, gdrComm_t comm) {
+// error naming the peer and the step (the receive of the two-rank exchange:
+// step 2 of 3 in place, where a copy back follows, and of 2 out of place).
+void timeoutNamesPeerAndStep(bool inPlace) {
+  auto exits = runRanks(2, [inPlace](int rank, int, gdrComm_t comm) {
     if (rank == 1) {
       sleep(4);
       _exit(0);
     }
-    float x = 1;
-    gdrResult_t r = gdrAllReduce(&x, &x, 1, gdrFloat32, gdrSum, comm, nullptr);
+    float x = 1, y = 0;
+    gdrResult_t r = gdrAllReduce(&x, inPlace ? &x : &y, 1, gdrFloat32, gdrSum, comm, nullptr);
     const char* e = gdrGetLastError(comm);
-    CHILD_CHECK(r == gdrTimeout && contains(e, "rank 1") && contains(e, "step"), "got %d: %s", r, e);
+    CHILD_CHECK(r == gdrTimeout && contains(e, "rank 1") &&
+                    contains(e, inPlace ? "step 2 of 3 (recv-reduce" : "step 2 of 2 (recv-reduce"),
+                "got %d: %s", r, e);
     _exit(gdrtest::childFailures() ? 1 : 0);
     return 0;
   }, {{"GDR_TIMEOUT_MS", "1000"}}, 30);
   expectAllOk(exits);
 }
+
+TEST(Failure, TimeoutNamesPeerAndStep) { timeoutNamesPeerAndStep(true); }
+TEST(Failure, TimeoutNamesPeerAndStepOutOfPlace) { timeoutNamesPeerAndStep(false); }
 
 }  // namespace
