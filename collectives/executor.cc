@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "collectives/short_schedules.h"
 #include "core/error.h"
 #include "core/log.h"
 
@@ -15,43 +16,15 @@ namespace gdr::coll {
 
 namespace {
 
+using detail::singleCopyFromOf;
+using detail::waitText;
+
 struct InFlight {
   transport::SendOp op;
   const char* begin;
   const char* end;
   int peer;
 };
-
-// The back ends learn the collective's single-copy threshold from each
-// operation (they never look at its kind).
-size_t singleCopyFromOf(const transport::OpSig& sig) {
-  return traitsOf(static_cast<CollKind>(sig.kind)).singleCopyFrom;
-}
-
-const char* stepName(StepKind k) {
-  switch (k) {
-    case StepKind::Send: return "send";
-    case StepKind::Recv: return "recv";
-    case StepKind::RecvReduce: return "recv-reduce";
-    case StepKind::Copy: return "copy";
-    case StepKind::Reduce: return "reduce";
-  }
-  return "?";
-}
-
-// What a wait is for, as a timeout names it: peer, operation, step.
-std::string waitText(const std::string& what, int peer, const transport::OpSig& sig, const Step* st,
-                     size_t idx, size_t nsteps) {
-  std::string s = strprintf("waiting %s", what.c_str());
-  if (peer >= 0) s += strprintf(" from/to rank %d", peer);
-  s += strprintf(" in %s", transport::describe(sig).c_str());
-  if (st)
-    s += strprintf(", step %zu of %zu (%s, chunk %d)", idx + 1, nsteps, stepName(st->kind),
-                   st->chunk);
-  else if (nsteps)
-    s += strprintf(", after step %zu of %zu", nsteps, nsteps);  // the last sends draining
-  return s;
-}
 
 class Runner {
  public:
@@ -248,144 +221,6 @@ class Runner {
   bool corruptNext_ = false;
 };
 
-// A schedule that is one message and nothing else (a leaf of a broadcast
-// or reduce, the root of either at two ranks): posted and waited for here,
-// without the runner's send pool and overlap bookkeeping, which cost more
-// than the message itself at a few bytes. The same step under the same
-// rules (a send completes before the call returns).
-bool runSingleMessage(Links& comm, const Schedule& sched, const HostBuffers& bufs,
-                      transport::ReduceFn fn, const transport::OpSig& sig, const int* peerOf) {
-  if (sched.steps.size() != 1) return false;
-  const Step& st = sched.steps[0];
-  if (st.kind != StepKind::Send && st.kind != StepKind::Recv && st.kind != StepKind::RecvReduce)
-    return false;
-  auto base = [&](BufId b) -> const char* {
-    return b == BufId::Input ? bufs.input : b == BufId::Output ? bufs.output : bufs.scratch;
-  };
-  const Region& r = st.kind == StepKind::Send ? st.src : st.dst;
-  // The runner's checks (a missing buffer, a write to Input) stay with it.
-  if (!base(r.buf) || (st.kind != StepKind::Send && r.buf == BufId::Input)) return false;
-  const int peer = peerOf ? peerOf[st.peer] : st.peer;
-  transport::Endpoint* ep = comm.endpoint(peer);
-  const size_t bytes = r.count * bufs.elemBytes;
-  comm.stepAt(0, peer, static_cast<uint8_t>(st.kind));
-  auto describe = [&] {
-    return waitText(st.kind == StepKind::Send ? "for a send to complete"
-                                              : strprintf("to receive %zu bytes", bytes),
-                    peer, sig, &st, 0, 1);
-  };
-  if (st.kind == StepKind::Send) {
-    transport::SendOp op;
-    op.data = base(r.buf) + r.offset * bufs.elemBytes;
-    op.bytes = bytes;
-    op.sig = sig;
-    op.singleCopyFrom = singleCopyFromOf(sig);
-    if (ep->sendNow(op)) return true;  // the back end's immediate path
-    ep->postSend(&op);
-    comm.progressUntil([&] { return op.complete; }, describe);
-    return true;
-  }
-  transport::RecvOp op;
-  op.dst = const_cast<char*>(base(r.buf)) + r.offset * bufs.elemBytes;
-  op.bytes = bytes;
-  op.sig = sig;
-  op.singleCopyFrom = singleCopyFromOf(sig);
-  op.elemBytes = bufs.elemBytes;
-  if (st.kind == StepKind::RecvReduce) {
-    const char* src = base(st.src.buf);
-    if (!src) return false;
-    op.reduceSrc = src + st.src.offset * bufs.elemBytes;
-    op.fn = fn;
-  }
-  if (ep->recvNow(op)) return true;  // it has arrived, and matches
-  ep->postRecv(&op);
-  comm.progressUntil([&] { return op.complete; }, describe);
-  return true;
-}
-
-// A schedule that is one exchange with one peer, and at most a local copy
-// after it (the all-reduce, all-gather or reduce-scatter step of two ranks;
-// in place, the all-reduce's copy back from scratch): the send goes out at
-// once where the back end can take it whole, then the receive is waited
-// for, without the runner. The same rules: the receive never writes what
-// the send still reads (such schedules stay with the runner), the copy
-// waits for the send, and the send completes before the call returns.
-bool runExchange(Links& comm, const Schedule& sched, const HostBuffers& bufs, transport::ReduceFn fn,
-                 const transport::OpSig& sig, const int* peerOf) {
-  const size_t n = sched.steps.size();
-  if (n != 2 && n != 3) return false;
-  const Step& s = sched.steps[0];
-  const Step& r = sched.steps[1];
-  if (s.kind != StepKind::Send || (r.kind != StepKind::Recv && r.kind != StepKind::RecvReduce) ||
-      s.peer != r.peer || (n == 3 && sched.steps[2].kind != StepKind::Copy))
-    return false;
-  auto base = [&](BufId b) -> const char* {
-    return b == BufId::Input ? bufs.input : b == BufId::Output ? bufs.output : bufs.scratch;
-  };
-  const char* src = base(s.src.buf);
-  char* dst = const_cast<char*>(base(r.dst.buf));
-  const char* reduceSrc = r.kind == StepKind::RecvReduce ? base(r.src.buf) : nullptr;
-  if (!src || !dst || r.dst.buf == BufId::Input || (r.kind == StepKind::RecvReduce && !reduceSrc))
-    return false;
-  const size_t eb = bufs.elemBytes;
-  src += s.src.offset * eb;
-  dst += r.dst.offset * eb;
-  const size_t sendBytes = s.src.count * eb, recvBytes = r.dst.count * eb;
-  if (dst < src + sendBytes && src < dst + recvBytes) return false;  // the runner orders these
-  const char* copySrc = nullptr;
-  char* copyDst = nullptr;
-  size_t copyBytes = 0;
-  if (n == 3) {
-    const Step& c = sched.steps[2];
-    copySrc = base(c.src.buf);
-    copyDst = const_cast<char*>(base(c.dst.buf));
-    copyBytes = c.dst.count * eb;
-    if (copyBytes && (!copySrc || !copyDst || c.dst.buf == BufId::Input)) return false;
-    if (copyBytes) {
-      copySrc += c.src.offset * eb;
-      copyDst += c.dst.offset * eb;
-    }
-  }
-  const int peer = peerOf ? peerOf[s.peer] : s.peer;
-  transport::Endpoint* ep = comm.endpoint(peer);
-  comm.stepAt(0, peer, static_cast<uint8_t>(s.kind));
-  transport::SendOp sop;
-  sop.data = src;
-  sop.bytes = sendBytes;
-  sop.sig = sig;
-  sop.singleCopyFrom = singleCopyFromOf(sig);
-  const bool sentNow = ep->sendNow(sop);
-  if (!sentNow) ep->postSend(&sop);
-  comm.stepAt(1, peer, static_cast<uint8_t>(r.kind));
-  transport::RecvOp rop;
-  rop.dst = dst;
-  rop.bytes = recvBytes;
-  rop.sig = sig;
-  rop.singleCopyFrom = sop.singleCopyFrom;
-  rop.shareCopy = traitsOf(static_cast<CollKind>(sig.kind)).sharedCopy;
-  rop.elemBytes = eb;
-  if (reduceSrc) {
-    rop.reduceSrc = reduceSrc + r.src.offset * eb;
-    rop.fn = fn;
-  }
-  if (!ep->recvNow(rop)) {
-    ep->postRecv(&rop);
-    comm.progressUntil([&] { return rop.complete; }, [&] {
-      return waitText(strprintf("to receive %zu bytes", recvBytes), peer, sig, &r, 1, n);
-    });
-  }
-  if (!sentNow) {
-    comm.stepAt(n, peer, 0xff);
-    comm.progressUntil([&] { return sop.complete; },
-                       [&] { return waitText("for sends to complete", peer, sig, nullptr, n, n); });
-  }
-  if (copyBytes && copySrc != copyDst) {
-    comm.stepAt(2, -1, static_cast<uint8_t>(StepKind::Copy));
-    std::memmove(copyDst, copySrc, copyBytes);
-  }
-  return true;
-}
-
 }  // namespace
 
 void execute(Links& comm, const Schedule& sched, const HostBuffers& bufs, transport::ReduceFn fn,
@@ -395,8 +230,8 @@ void execute(Links& comm, const Schedule& sched, const HostBuffers& bufs, transp
   const bool faultHere = f.armedFor(comm.rank(), sig.seq);
   comm.opBegan(sig, sched.steps.size());
   try {
-    if (faultHere || (!runSingleMessage(comm, sched, bufs, fn, sig, peerOf) &&
-                      !runExchange(comm, sched, bufs, fn, sig, peerOf)))
+    if (faultHere || (!detail::runSingleMessage(comm, sched, bufs, fn, sig, peerOf) &&
+                      !detail::runShort(comm, sched, bufs, fn, sig, peerOf)))
       Runner(comm, sched, bufs, fn, sig, peerOf).run();
   } catch (...) {
     comm.opEnded(false);
