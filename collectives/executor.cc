@@ -16,8 +16,35 @@ namespace gdr::coll {
 
 namespace {
 
+const char* stepName(StepKind k) {
+  switch (k) {
+    case StepKind::Send: return "send";
+    case StepKind::Recv: return "recv";
+    case StepKind::RecvReduce: return "recv-reduce";
+    case StepKind::Copy: return "copy";
+    case StepKind::Reduce: return "reduce";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string waitText(const std::string& what, int peer, const transport::OpSig& sig, const Step* st,
+                     size_t idx, size_t nsteps) {
+  std::string s = strprintf("waiting %s", what.c_str());
+  if (peer >= 0) s += strprintf(" from/to rank %d", peer);
+  s += strprintf(" in %s", transport::describe(sig).c_str());
+  if (st)
+    s += strprintf(", step %zu of %zu (%s, chunk %d)", idx + 1, nsteps, stepName(st->kind),
+                   st->chunk);
+  else if (nsteps)
+    s += strprintf(", after step %zu of %zu", nsteps, nsteps);  // the last sends draining
+  return s;
+}
+
+namespace {
+
 using detail::singleCopyFromOf;
-using detail::waitText;
 
 struct InFlight {
   transport::SendOp op;

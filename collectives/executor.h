@@ -5,6 +5,8 @@
 // first, so schedules keep their value semantics (see schedule.h).
 #pragma once
 
+#include <string>
+
 #include "collectives/links.h"
 #include "collectives/schedule.h"
 #include "transport/transport.h"
@@ -22,5 +24,11 @@ struct HostBuffers {
 // schedules built on ring positions use it.
 void execute(Links& links, const Schedule& sched, const HostBuffers& bufs, transport::ReduceFn fn,
              const transport::OpSig& sig, const int* peerOf = nullptr);
+
+// What a wait of step `idx` (of `nsteps`) is for, as a timeout names it:
+// "waiting <what> from/to rank <peer> in <operation>, step i of n (<kind>,
+// chunk c)"; without a step, "after step n of n" (the last sends draining).
+std::string waitText(const std::string& what, int peer, const transport::OpSig& sig, const Step* st,
+                     size_t idx, size_t nsteps);
 
 }  // namespace gdr::coll

@@ -124,6 +124,11 @@ Algo select(const CollArgs& args, size_t elemBytes);
 // The same with GDR_ALGO's value given (a communicator reads it once, at
 // init, so every call on it and every rank select alike).
 Algo select(const CollArgs& args, size_t elemBytes, const std::string& algoSpec);
+// The built-in choice alone (what select() returns without GDR_ALGO and
+// GDR_TUNING_FILE) for a call of `bytes` in all (as messageBytes counts:
+// all ranks' blocks for all-gather, reduce-scatter and all-to-all), without
+// their lookups: for per-call fast paths. Not for all-to-allv.
+Algo builtInAlgo(CollKind kind, int nranks, size_t bytes);
 // The algorithm `spec` (GDR_ALGO's syntax) forces for `kind`, if any; throws
 // InvalidArgument on a malformed spec.
 bool forcedAlgo(const std::string& spec, CollKind kind, Algo* out);

@@ -127,19 +127,20 @@ size_t largestBlock(const CollArgs& a, size_t elemBytes) {
   return m * elemBytes;
 }
 
-Algo defaultAlgo(const CollArgs& a, size_t bytes, size_t elemBytes) {
+// `vBlock`: an all-to-allv's largest block in bytes (largestBlock), else unused.
+Algo defaultAlgo(CollKind kind, int nranks, size_t bytes, size_t vBlock) {
   constexpr size_t kDirectBlock = 16u << 10;
-  const bool pow2 = (a.nranks & (a.nranks - 1)) == 0;
-  switch (a.kind) {
+  const bool pow2 = (nranks & (nranks - 1)) == 0;
+  switch (kind) {
     case CollKind::AllReduce:
-      if (a.nranks >= 3 && a.nranks <= 8 && bytes * static_cast<size_t>(a.nranks - 1) <= (3u << 10))
+      if (nranks >= 3 && nranks <= 8 && bytes * static_cast<size_t>(nranks - 1) <= (3u << 10))
         return Algo::Direct;
       if (bytes <= (16u << 10)) return Algo::RecursiveDoubling;
       if (bytes <= (512u << 10) && pow2) return Algo::RecHalvingDoubling;
-      return a.nranks >= 32 ? Algo::DoubleBinaryTree : Algo::Ring;
+      return nranks >= 32 ? Algo::DoubleBinaryTree : Algo::Ring;
     case CollKind::Broadcast:
-      if (a.nranks == 3 && bytes <= 256) return Algo::Chain;
-      return bytes < (256u << 10) || a.nranks <= 2 ? Algo::Binomial : Algo::Chain;
+      if (nranks == 3 && bytes <= 256) return Algo::Chain;
+      return bytes < (256u << 10) || nranks <= 2 ? Algo::Binomial : Algo::Chain;
     case CollKind::Reduce:
       return bytes < (1u << 20) ? Algo::Binomial : Algo::Ring;
     case CollKind::AllGather:
@@ -147,14 +148,18 @@ Algo defaultAlgo(const CollArgs& a, size_t bytes, size_t elemBytes) {
     case CollKind::ReduceScatter:
       return bytes <= (64u << 10) ? Algo::RecHalvingDoubling : Algo::Ring;
     case CollKind::AllToAll:
-      return a.nranks >= 3 && bytes / static_cast<size_t>(a.nranks) <= kDirectBlock ? Algo::Direct
+      return nranks >= 3 && bytes / static_cast<size_t>(nranks) <= kDirectBlock ? Algo::Direct
                                                                                     : Algo::Pairwise;
     case CollKind::AllToAllv:
-      return a.nranks >= 3 && largestBlock(a, elemBytes) <= kDirectBlock ? Algo::Direct : Algo::Pairwise;
+      return nranks >= 3 && vBlock <= kDirectBlock ? Algo::Direct : Algo::Pairwise;
     case CollKind::Barrier:
       return Algo::Dissemination;
   }
   return Algo::Ring;
+}
+
+Algo defaultAlgo(const CollArgs& a, size_t bytes, size_t elemBytes) {
+  return defaultAlgo(a.kind, a.nranks, bytes, a.kind == CollKind::AllToAllv ? largestBlock(a, elemBytes) : 0);
 }
 
 }  // namespace
@@ -165,6 +170,11 @@ void checkAlgoSpec(const std::string& spec) {
 }
 
 Algo select(const CollArgs& args, size_t elemBytes) { return select(args, elemBytes, param::getString("GDR_ALGO")); }
+
+Algo builtInAlgo(CollKind kind, int nranks, size_t bytes) {
+  if (kind == CollKind::AllToAllv) throw InvalidArgument("builtInAlgo: all-to-allv needs its counts (select())");
+  return defaultAlgo(kind, nranks, bytes, 0);
+}
 
 Algo select(const CollArgs& args, size_t elemBytes, const std::string& algoSpec) {
   Algo fallback = defaultAlgo(args, messageBytes(args, elemBytes), elemBytes);

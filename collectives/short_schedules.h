@@ -19,10 +19,6 @@ inline size_t singleCopyFromOf(const transport::OpSig& sig) {
   return traitsOf(static_cast<CollKind>(sig.kind)).singleCopyFrom;
 }
 
-// What a wait is for, as a timeout names it: peer, operation, step.
-std::string waitText(const std::string& what, int peer, const transport::OpSig& sig, const Step* st,
-                     size_t idx, size_t nsteps);
-
 bool runSingleMessage(Links& comm, const Schedule& sched, const HostBuffers& bufs, transport::ReduceFn fn,
                       const transport::OpSig& sig, const int* peerOf);
 bool runShort(Links& comm, const Schedule& sched, const HostBuffers& bufs, transport::ReduceFn fn,
