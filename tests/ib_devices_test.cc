@@ -16,29 +16,12 @@
 #include "transport/ib/ib_device.h"
 #include "transport/ib/ib_endpoint.h"
 #include "transport/ib/softnic.h"
+#include "support/ib_two_devices.h"
 
 namespace gdr::transport::ib {
 namespace {
 
-std::vector<char> pattern(size_t n, int seed) {
-  std::vector<char> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = static_cast<char>((i * 131 + seed * 7 + (i >> 12)) & 0xff);
-  return v;
-}
-
-struct Msg {
-  std::vector<char> src, dst;
-  SendOp s;
-  RecvOp r;
-  Msg(size_t n, int seed) : src(pattern(n, seed)), dst(n, 0) {
-    s.data = src.data();
-    s.bytes = r.bytes = n;
-    s.sig.kind = r.sig.kind = kP2PKind;
-    s.sig.count = r.sig.count = n;
-    s.sig.seq = r.sig.seq = static_cast<uint64_t>(seed);
-    r.dst = dst.data();
-  }
-};
+using testing::Msg;
 
 // Ranks 0 (a) and 1 (b) of this process, both over softnic0 and softnic1.
 struct TwoDevices {
@@ -47,13 +30,7 @@ struct TwoDevices {
   IbConnInfo ia{}, ib{};
 
   explicit TwoDevices(IbEndpointConfig c) {
-    setenv("GDR_IB_PROVIDER", "softnic", 1);
-    setenv("GDR_SOFTNIC_DEVICES", "2", 1);
-    setenv("GDR_IB_HCA", "softnic0,softnic1", 1);
-    devs = IbDevice::openAll();
-    unsetenv("GDR_IB_HCA");
-    unsetenv("GDR_SOFTNIC_DEVICES");
-    unsetenv("GDR_IB_PROVIDER");
+    devs = testing::openTwoSoftnics();
     IbEndpointConfig ca = c, cb = c;
     ca.myRank = cb.peerRank = 0;
     ca.peerRank = cb.myRank = 1;

@@ -120,6 +120,9 @@ const std::vector<Info> kParams = {
      "between processes of one host)."},
     {"GDR_SOFTNIC_FAIL_WRITE", Type::Int, "0",
      "Software NIC only: the N-th RDMA write of the process fails (0: none)."},
+    {"GDR_SOFTNIC_LOSE_ACK", Type::Int, "0",
+     "Software NIC only: the N-th RDMA write of the process lands but completes as if its ACKs "
+     "were lost (retries exceeded; 0: none)."},
     {"GDR_SOFTNIC_DELAY_US", Type::Int, "0",
      "Software NIC only: every RDMA write waits this long before it is carried out."},
     {"GDR_SOFTNIC_DEVICES", Type::Int, "1",

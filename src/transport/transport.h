@@ -107,7 +107,9 @@ class Endpoint {
   // does not wait on queued data sends; false when the notice did not go
   // (none is carried by default). A notice received is kept until taken, in
   // arrival order; received ones are read by progress() and checkPeer().
-  static constexpr size_t kMaxNotice = 64;
+  // The verbs endpoint's largest is an answer about up to 4096 zero-copy
+  // chunks, 17 bytes each (transport/ib/zcopy_notice.h).
+  static constexpr size_t kMaxNotice = 17 * 4096 + 64;
   virtual bool sendNotice(const void* /*data*/, size_t /*bytes*/) noexcept { return false; }
   virtual bool takeNotice(std::string* /*out*/) { return false; }
 };

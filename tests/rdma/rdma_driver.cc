@@ -419,7 +419,7 @@ int runFailover(gdrComm_t comm) {
   const bool notice = envInt("GDR_TEST_EXPECT_NOTICE", 0) == 1;
 #if GDR_HAVE_IB
   auto* c = static_cast<gdr::Communicator*>(comm);
-  uint64_t resent = 0;
+  uint64_t resent = 0, zresent = 0;
   const int nQps = envInt("GDR_IB_QPS_PER_PEER", 2),
             ports = envInt("GDR_TEST_RAILS",
                            envInt("GDR_SOFTNIC_PORTS", 1) * envInt("GDR_SOFTNIC_DEVICES", 1));
@@ -430,8 +430,11 @@ int runFailover(gdrComm_t comm) {
     int onPort2 = 0;
     for (int q = 0; q < nQps; ++q) onPort2 += ports > 1 && q % ports == 1;
     std::printf("[rank %d] failover to %d: %d QP(s) down, %" PRIu64 " chunks resent, %" PRIu64
-                " stale copies received, %d notice(s) sent, %d taken\n",
-                gRank, p, s.qpsDown, s.chunksResent, s.staleChunks, s.noticesSent, s.noticesTaken);
+                " stale copies received, %d notice(s) sent, %d taken; zero-copy: %" PRIu64
+                " chunks resent, %d question(s), %d answer(s), %" PRIu64
+                " clear-to-send(s) resent, %" PRIu64 " copies ignored\n",
+                gRank, p, s.qpsDown, s.chunksResent, s.staleChunks, s.noticesSent, s.noticesTaken,
+                s.zcopyResent, s.zcopyQueries, s.zcopyAnswers, s.ctsResent, s.zcopyDuplicates);
     if (notice && ((gRank == 0 && s.noticesSent != onPort2) ||
                    (gRank != 0 && p == 0 && (s.noticesTaken < 1 || s.qpsDown != onPort2)))) {
       std::fprintf(stderr, "[rank %d] failover to %d: notices sent %d, taken %d, QPs down %d\n",
@@ -448,12 +451,19 @@ int runFailover(gdrComm_t comm) {
                    s.qpsDown, gRank == 0 ? "" : "at most ", p == 0 || gRank == 0 ? onPort2 : 0);
       ++bad;
     }
-    resent += s.chunksResent;
+    resent += s.chunksResent + s.zcopyResent;
+    zresent += s.zcopyResent;
   }
   // Somewhere chunks really went again (else the port went down too late).
   CHECK_OK(gdrAllReduce(GDR_IN_PLACE, &resent, 1, gdrUint64, gdrSum, comm, nullptr));
   if (resent == 0) {
     std::fprintf(stderr, "[rank %d] failover: no chunk was resent by any rank\n", gRank);
+    ++bad;
+  }
+  // GDR_TEST_EXPECT_ZRESENT=1: zero-copy writes in flight moved too.
+  CHECK_OK(gdrAllReduce(GDR_IN_PLACE, &zresent, 1, gdrUint64, gdrSum, comm, nullptr));
+  if (envInt("GDR_TEST_EXPECT_ZRESENT", 0) == 1 && zresent == 0) {
+    std::fprintf(stderr, "[rank %d] failover: no zero-copy chunk was resent by any rank\n", gRank);
     ++bad;
   }
 #endif

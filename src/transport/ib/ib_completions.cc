@@ -82,10 +82,11 @@ bool IbEndpoint::pollCqOf(int d) {
         continue;
       }
       if (kind == kWrCts) continue;
-      if (kind == kWrZData) {  // v: the message's PendingSend id
+      if (kind == kWrZData) {  // v: the message's PendingSend id and the chunk's index
         --dataInFlight_;
-        if (!pend_.empty() && v - pend_.front().id < pend_.size())
-          --pend_[v - pend_.front().id].wrsLeft;
+        const uint64_t pid = v >> kZChunkBits;
+        if (!pend_.empty() && pid - pend_.front().id < pend_.size())
+          --pend_[pid - pend_.front().id].wrsLeft;
         continue;
       }
       --dataInFlight_;

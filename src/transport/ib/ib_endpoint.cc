@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <utility>
 
 #include "core/error.h"
 #include "core/log.h"
@@ -60,7 +61,8 @@ const char* wcOpName(const ibv_wc& wc) {
 struct IbEndpoint::Ctrl {
   alignas(64) volatile uint64_t credit;  // chunks the peer has consumed (peer writes it)
   volatile uint64_t zcredit;             // zero-copy chunks landed at the peer (same write)
-  alignas(64) uint64_t creditSrc[kCreditSources][2];
+  volatile uint64_t zdone;               // rendezvous receives the peer completed (same write)
+  alignas(64) uint64_t creditSrc[kCreditSources][3];
   ChunkHdr hdrs[1];  // nSlots of them (allocated beyond the struct)
 };
 
@@ -299,7 +301,8 @@ bool IbEndpoint::progress() {
   if (zBytes_ && scanned_ < recvs_.size()) moved |= issueCts();
   if (!recvs_.empty()) moved |= consumeChunks();
   if (!sends_.empty() || !resend_.empty()) moved |= postChunks();
-  if (creditPosted_ != rseq_ || zCreditPosted_ != zLanded_) postCredit();
+  if (!zLost_.empty() || !zResend_.empty()) moved |= zRecover();
+  if (creditPosted_ != rseq_ || zCreditPosted_ != zLanded_ || zDoneCredited_ != rDone_) postCredit();
   return moved;
 }
 
@@ -435,6 +438,7 @@ void IbEndpoint::writeSlot(int q, ibv_sge* sge, int nsge, uint64_t seq) {
 ChunkHdr& IbEndpoint::slotHdr(uint64_t seq) { return ctrl_->hdrs[seq % cfg_.nSlots]; }
 
 uint64_t IbEndpoint::peerLanded() const { return ctrl_->zcredit; }
+uint64_t IbEndpoint::peerDone() const { return ctrl_->zdone; }
 
 void IbEndpoint::postCredit() {
   const int q = lanes_.control();
@@ -444,7 +448,8 @@ void IbEndpoint::postCredit() {
   uint64_t* src = ctrl_->creditSrc[creditSlot_++ % kCreditSources];
   src[0] = rseq_;
   src[1] = zLanded_;
-  ibv_sge sge{reinterpret_cast<uintptr_t>(src), 2 * sizeof(uint64_t), sideOf(q).ctrlMr->lkey};
+  src[2] = rDone_;
+  ibv_sge sge{reinterpret_cast<uintptr_t>(src), 3 * sizeof(uint64_t), sideOf(q).ctrlMr->lkey};
   ibv_send_wr wr{};
   ibv_send_wr* bad = nullptr;
   wr.wr_id = wrId(kWrCredit, rseq_);
@@ -461,6 +466,7 @@ void IbEndpoint::postCredit() {
   ++stats_.creditWrites;
   creditPosted_ = rseq_;
   zCreditPosted_ = zLanded_;
+  zDoneCredited_ = rDone_;
 }
 
 void IbEndpoint::checkPeer() {
@@ -473,7 +479,20 @@ void IbEndpoint::checkPeer() {
   const bool owed = !sends_.empty() || !recvs_.empty() || !pend_.empty();
   if (!side_) return;
   if (owed) {
+    if (sideError_) std::rethrow_exception(std::exchange(sideError_, nullptr));
     side_->checkPeer();  // an abort notice waiting there says why
+    takePeerNotices();
+  } else if (!sideError_) {
+    // Nothing owed, but the peer may still be waiting on this side: a
+    // question about zero-copy writes of a receive completed here, or a QP
+    // it took down that this side's credit writes still use. What the side
+    // connection says of the peer's end (an abort, a close) waits for a
+    // wait that involves the peer.
+    try {
+      side_->checkPeer();
+    } catch (const Error&) {
+      sideError_ = std::current_exception();
+    }
     takePeerNotices();
   }
   // A killed peer's NIC side says nothing (a real NIC tells only a sender,
@@ -499,6 +518,8 @@ void IbEndpoint::reset() noexcept {
   pend_.clear();
   track_.clear();
   resend_.clear();
+  zLost_.clear();
+  zResend_.clear();
   dropRendezvous();
   cc_->dropInFlight();
   if (side_) side_->reset();

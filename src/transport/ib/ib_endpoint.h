@@ -54,6 +54,7 @@
 
 #include <chrono>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -69,6 +70,7 @@
 #include "transport/ib/qp_lanes.h"
 #include "transport/ib/reg_cache.h"
 #include "transport/ib/side_liveness.h"
+#include "transport/ib/zcopy_notice.h"
 #include "transport/transport.h"
 
 namespace gdr::transport::ib {
@@ -113,6 +115,12 @@ struct IbStats {
   uint64_t chunksPlacedByRoom = 0;  // sent on another device's QP than pickQp's (window full)
   // QP-down notices (qp_notice.h) sent to the peer, and the peer's acted on.
   int noticesSent = 0, noticesTaken = 0;
+  // Rendezvous failover (ib_zfailover.cc): zero-copy chunks of failed QPs
+  // written again, questions asked and answered about them, clear-to-sends
+  // whose write failed sent again over the side connection.
+  uint64_t zcopyResent = 0, ctsResent = 0, zcopyDuplicates = 0;
+  uint64_t zcopyLandedAnyway = 0;  // failed writes found landed (only their ACK was lost)
+  int zcopyQueries = 0, zcopyAnswers = 0;
 };
 
 class IbEndpoint final : public Endpoint {
@@ -185,6 +193,16 @@ class IbEndpoint final : public Endpoint {
     const RegCache::Entry* reg[kMaxIbDevices] = {};  // the buffer on each device
     uint64_t chunks = 0, landed = 0;
     bool direct = false, announced = false;
+    // Chunks this side told the sender had not landed (ib_zfailover.cc):
+    // their copies are on their way, and the receive waits for them.
+    std::vector<uint32_t> owed;
+  };
+  // A zero-copy write that failed with its QP, and what became of it.
+  struct ZLost {
+    int q;       // the QP it failed on
+    bool asked;  // the peer was asked whether it landed
+    uint64_t pid, ticket;
+    uint32_t idx;
   };
   enum class Rndv { Wait, Done, Slots };
   struct ChunkTrack {
@@ -265,10 +283,27 @@ class IbEndpoint final : public Endpoint {
   // ib_zcopy.cc
   bool issueCts();
   Rndv sendRendezvous(PendingSend& p, uint64_t consumed);
+  size_t postZcopyWrite(int q, PendingSend& p, uint32_t idx, const char* what);
   Rndv recvRendezvous(RecvOp* op);
   void onCts(uint32_t imm);
   void onZcopyLanded(uint32_t imm, uint32_t qpn);
   void dropRendezvous() noexcept;
+  // Which chunks of receive ticket t have landed (a bit each, reused by
+  // the ticket kCtsSlots later).
+  std::vector<uint64_t>& landedBits(uint64_t t) { return zBits_[t % kCtsSlots]; }
+  // ib_zfailover.cc: rendezvous work of failed QPs.
+  void zcopyLost(int q, uint64_t v);
+  void ctsLost(int q, uint64_t ticket);
+  bool zRecover();
+  bool takeRendezvousNotice(const std::string& bytes);
+  void onZQuery(int q, const std::vector<ZChunkRef>& chunks);
+  void onZAnswer(int q, const std::vector<ZChunkRef>& chunks, const std::vector<uint8_t>& landed);
+  void onCtsCopy(int q, const ZcopyCts& c);
+  // This side's end of QP q leaves service (the peer's notice, question or
+  // clear-to-send copy says the pair failed): nothing more lands through it.
+  void takeDown(int q, int status, const char* why);
+  uint64_t peerDone() const;  // receive tickets the peer completed (credit word)
+  void sendSide(const std::string& frame, const char* what);
   [[noreturn]] void failAuth(uint64_t seq);
   void postCredit();
   void postRecvWr(int q);
@@ -288,6 +323,7 @@ class IbEndpoint final : public Endpoint {
   std::unique_ptr<PeerCc> cc_;  // per device: bytes in flight and the chunk size it allows
   std::unique_ptr<Endpoint> side_;
   SideLiveness liveness_;  // of the peer, from side_ (slow waits only)
+  std::exception_ptr sideError_;  // what side_ said while nothing was owed (checkPeer)
   std::vector<ibv_qp*> qps_;
   std::vector<uint32_t> psn_;
   std::vector<int> sqUsed_;
@@ -330,13 +366,16 @@ class IbEndpoint final : public Endpoint {
   bool kindDev_ = false;
   ZcopyCts* cts_ = nullptr;
   uint32_t keyXor_ = 0;
-  uint64_t ctsSeen_ = 0;      // clear-to-sends arrived (sender)
+  CtsSeen ctsSeen_;           // clear-to-sends arrived (sender)
   uint64_t sTicket_ = 0;      // next rendezvous send
   uint64_t zPosted_ = 0;      // zero-copy chunks written
   std::deque<ZRecv> zrecvs_;  // receives with a clear-to-send out, by ticket
   size_t scanned_ = 0;        // recvs_ looked at for a clear-to-send
   uint64_t rTicket_ = 0, rDone_ = 0;
-  uint64_t zLanded_ = 0, zCreditPosted_ = 0;
+  uint64_t zLanded_ = 0, zCreditPosted_ = 0, zDoneCredited_ = 0;
+  std::vector<uint64_t> zBits_[kCtsSlots];
+  std::vector<ZLost> zLost_;    // sender: failed zero-copy writes, oldest first
+  std::deque<ZLost> zResend_;   // sender: those that did not land, to write again
   IbStats stats_;
   std::chrono::steady_clock::time_point t0_;
 };

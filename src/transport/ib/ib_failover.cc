@@ -12,8 +12,9 @@
 // here (takePeerNotices, from checkPeer: a stalled wait reads it within a
 // few milliseconds).
 //
-// What does not move: a zero-copy write or a clear-to-send in flight on the
-// failed QP (neither can be identified to resend), and connections under
+// Zero-copy writes and clear-to-sends of the failed QP move too, with the
+// peer's help over the side connection (ib_zfailover.cc); without a side
+// connection they fail as before. What does not move: connections under
 // GDR_ENCRYPT (chunks are opened in place, where a second copy could land
 // on a chunk being opened). Those fail as before, naming the QP.
 #include <cstring>
@@ -79,13 +80,24 @@ bool IbEndpoint::failover(const ibv_wc& wc, int d) {
       resend_.completed(wrValue(wc.wr_id));  // a resend that failed too goes again
       resend_.failed(wrValue(wc.wr_id));
       return true;
+    case kWrZData:
+      if (!side_) break;
+      --dataInFlight_;
+      zcopyLost(q, wrValue(wc.wr_id));
+      return true;
+    case kWrCts:
+      if (!side_) break;
+      ctsLost(q, wrValue(wc.wr_id));
+      return true;
     default:
-      throw RemoteError(strprintf(
-          "QP %u (%d of %d, %s port %u) to rank %d failed (%s) with a %s in flight, which cannot "
-          "move to another QP",
-          wc.qp_num, q + 1, cfg_.nQps, deviceOf(q).name().c_str(), portOf(q).num, cfg_.peerRank,
-          api_->wc_status_str(wc.status), kind == kWrCts ? "clear-to-send" : "zero-copy write"));
+      break;
   }
+  // No side connection to settle a rendezvous write with the peer.
+  throw RemoteError(strprintf(
+      "QP %u (%d of %d, %s port %u) to rank %d failed (%s) with a %s in flight, which cannot "
+      "move to another QP without a side connection",
+      wc.qp_num, q + 1, cfg_.nQps, deviceOf(q).name().c_str(), portOf(q).num, cfg_.peerRank,
+      api_->wc_status_str(wc.status), kind == kWrCts ? "clear-to-send" : "zero-copy write"));
 }
 
 bool IbEndpoint::portActive(int q) const {
@@ -116,6 +128,7 @@ void IbEndpoint::qpDown(int q, const ibv_wc& wc, bool idle) {
 void IbEndpoint::takePeerNotices() {
   std::string bytes;
   while (side_->takeNotice(&bytes)) {
+    if (takeRendezvousNotice(bytes)) continue;
     QpDownNotice n;
     if (!decodeQpDown(bytes, cfg_.nQps, &n)) {
       GDR_INFO(kNet, "rank %d: a notice of %zu bytes from rank %d is not a QP-down notice; ignored",
@@ -125,23 +138,31 @@ void IbEndpoint::takePeerNotices() {
     // Already down here (both ends saw it), or the last QP: nothing to move
     // it to, so its own completions fail the connection as without failover.
     if (!cfg_.failover || cipher_ || !lanes_.live(n.qp) || lanes_.liveCount() < 2) continue;
-    lanes_.markDown(n.qp);
-    ++stats_.qpsDown;
     ++stats_.noticesTaken;
-    GDR_INFO(kNet,
-             "rank %d: rank %d took its end of verbs QP %u (%d of %d) down (%s); this end (%s port "
-             "%u) flushes and its chunks go over the %d QP(s) left",
-             cfg_.myRank, cfg_.peerRank, qps_[n.qp]->qp_num, n.qp + 1, cfg_.nQps,
-             api_->wc_status_str(static_cast<ibv_wc_status>(n.status)),
-             deviceOf(n.qp).name().c_str(), portOf(n.qp).num, lanes_.liveCount());
-    ibv_qp_attr a{};
-    a.qp_state = IBV_QPS_ERR;
-    if (int e = api_->modify_qp(qps_[n.qp], &a, IBV_QP_STATE))
-      GDR_WARN(kNet,
-               "rank %d: ibv_modify_qp(ERR) of QP %u to rank %d failed (%s): its writes fail over "
-               "only after their retries",
-               cfg_.myRank, qps_[n.qp]->qp_num, cfg_.peerRank, std::strerror(e));
+    takeDown(n.qp, n.status, "took its end down");
   }
+}
+
+void IbEndpoint::takeDown(int q, int status, const char* why) {
+  if (lanes_.live(q)) {
+    lanes_.markDown(q);
+    ++stats_.qpsDown;
+    GDR_INFO(kNet,
+             "rank %d: rank %d %s of verbs QP %u (%d of %d) (%s); this end (%s port %u) flushes "
+             "and its chunks go over the %d QP(s) left",
+             cfg_.myRank, cfg_.peerRank, why, qps_[q]->qp_num, q + 1, cfg_.nQps,
+             api_->wc_status_str(static_cast<ibv_wc_status>(status)), deviceOf(q).name().c_str(),
+             portOf(q).num, lanes_.liveCount());
+  }
+  // Also when already down here: a QP taken out by its own failed
+  // completions is in the error state already, and this is then a no-op.
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_ERR;
+  if (int e = api_->modify_qp(qps_[q], &a, IBV_QP_STATE))
+    GDR_WARN(kNet,
+             "rank %d: ibv_modify_qp(ERR) of QP %u to rank %d failed (%s): its writes fail over "
+             "only after their retries",
+             cfg_.myRank, qps_[q]->qp_num, cfg_.peerRank, std::strerror(e));
 }
 
 // Chunks of failed QPs, oldest first: one the peer consumed already is done

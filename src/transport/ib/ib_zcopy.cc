@@ -59,6 +59,7 @@ bool IbEndpoint::issueCts() {
       for (size_t d = 0; d < devs_.size(); ++d) c.rkey[d] = z.reg[d]->reg.rkey;
       c.chunk = static_cast<uint32_t>(chunk);
       z.chunks = (op->bytes + chunk - 1) / chunk;
+      landedBits(rTicket_).assign((z.chunks + 63) / 64, 0);
     }
     ibv_sge sge{reinterpret_cast<uintptr_t>(&c), sizeof(ZcopyCts), sideOf(q).ctsMr->lkey};
     ibv_send_wr wr{};
@@ -85,13 +86,24 @@ bool IbEndpoint::issueCts() {
   return moved;
 }
 
-// Sender: the clear-to-send for ticket ctsSeen_ is in its mailbox slot.
+// Sender: the clear-to-send for the ticket in the immediate is in its
+// mailbox slot. In order over the control QP; one whose write failed comes
+// again over the side connection (onCtsCopy), so a later one can come
+// first, and the first write can still have landed (a copy: ignored).
 void IbEndpoint::onCts(uint32_t imm) {
-  const uint32_t want = static_cast<uint32_t>(ctsSeen_) & ~kImmKindMask;
-  if ((imm & ~kImmKindMask) != want)
-    throw RemoteError(strprintf("rank %d sent clear-to-send %u, expected %u (out of order)",
-                                cfg_.peerRank, imm & ~kImmKindMask, want));
-  ++ctsSeen_;
+  const uint64_t t = ctsSeen_.widen(imm & ~kImmKindMask, 30);
+  switch (ctsSeen_.mark(t)) {
+    case CtsSeen::kNew:
+      return;
+    case CtsSeen::kAgain:
+      ++stats_.zcopyDuplicates;
+      return;
+    case CtsSeen::kOutside:
+      throw RemoteError(strprintf("rank %d sent clear-to-send %llu, expected %llu..%llu",
+                                  cfg_.peerRank, (unsigned long long)t,
+                                  (unsigned long long)ctsSeen_.seen(),
+                                  (unsigned long long)(ctsSeen_.seen() + kCtsSlots - 1)));
+  }
 }
 
 // Receiver: one zero-copy chunk landed in the buffer of the receive whose
@@ -101,10 +113,21 @@ void IbEndpoint::onZcopyLanded(uint32_t imm, uint32_t qpn) {
   const uint32_t idx = imm & kImmZChunkMask;
   for (ZRecv& z : zrecvs_) {
     if ((z.ticket & kImmZTicketMask) != t || !z.direct) continue;
-    if (idx >= z.chunks || z.landed >= z.chunks)
+    if (idx >= z.chunks)
       throw RemoteError(strprintf(
           "rank %d wrote zero-copy chunk %u of a %llu-chunk message (ticket %llu) on QP %u",
           cfg_.peerRank, idx, (unsigned long long)z.chunks, (unsigned long long)z.ticket, qpn));
+    // A copy owed after a failure (ib_zfailover.cc) is in: the receive no
+    // longer waits for it, whether or not the first write landed too.
+    auto owed = std::find(z.owed.begin(), z.owed.end(), idx);
+    if (owed != z.owed.end()) z.owed.erase(owed);
+    uint64_t& word = landedBits(z.ticket)[idx / 64];
+    const uint64_t bit = 1ull << (idx % 64);
+    if (word & bit) {  // landed before: the same bytes again
+      ++stats_.zcopyDuplicates;
+      return;
+    }
+    word |= bit;
     ++z.landed;
     ++zLanded_;
     return;
@@ -137,7 +160,7 @@ IbEndpoint::Rndv IbEndpoint::sendRendezvous(PendingSend& p, uint64_t consumed) {
     p.ticket = sTicket_++;
   }
   if (p.cts.bytes == 0) {  // not read yet (a clear-to-send is never for 0 bytes)
-    if (p.ticket >= ctsSeen_) return Rndv::Wait;
+    if (!ctsSeen_.has(p.ticket)) return Rndv::Wait;
     std::atomic_thread_fence(std::memory_order_acquire);
     p.cts = cts_[p.ticket % kCtsSlots];
     const ZcopyCts& c = p.cts;
@@ -165,36 +188,42 @@ IbEndpoint::Rndv IbEndpoint::sendRendezvous(PendingSend& p, uint64_t consumed) {
     if (zPosted_ - landed >= kZWindow || dataInFlight_ >= cfg_.maxWr) return Rndv::Wait;
     const int q = pickQp(zPosted_ | 1ull << 63);
     if (sqUsed_[q] >= sqCap_) return Rndv::Wait;
-    const size_t len = std::min<size_t>(c.chunk, op->bytes - op->sent);
     const uint32_t idx = static_cast<uint32_t>(op->sent / c.chunk);
-    ibv_sge sge{reinterpret_cast<uintptr_t>(op->data) + op->sent, static_cast<uint32_t>(len),
-                p.reg[devOf(q)]->reg.lkey};
-    ibv_send_wr wr{};
-    ibv_send_wr* bad = nullptr;
-    wr.wr_id = wrId(kWrZData, p.id);
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.imm_data =
-        htonl(kImmZcopy | (static_cast<uint32_t>(p.ticket & kImmZTicketMask) << kZChunkBits) | idx);
-    wr.wr.rdma.remote_addr = c.addr + op->sent;
-    // The key of the receiver's device that this QP's peer end is on.
-    wr.wr.rdma.rkey = c.rkey[remote_.qpDev[q]] ^ keyXor_;
-    if (int e = ibv_post_send(qps_[q], &wr, &bad))
-      failPost("ibv_post_send (zero-copy RDMA WRITE WITH IMM)", q, e);
-    ++sqUsed_[q];
-    ++dataInFlight_;
-    ++stats_.chunksPerQp[q];
+    op->sent += postZcopyWrite(q, p, idx, "ibv_post_send (zero-copy RDMA WRITE WITH IMM)");
     ++stats_.zcopyWrites;
     ++p.wrsLeft;
     ++zPosted_;
-    op->sent += len;
   }
   p.allPosted = true;
   ++stats_.zcopySent;
   sends_.pop_front();
   return Rndv::Done;
+}
+
+// Chunk idx of p's message into the receiver's buffer, on QP q: its bytes.
+size_t IbEndpoint::postZcopyWrite(int q, PendingSend& p, uint32_t idx, const char* what) {
+  const ZcopyCts& c = p.cts;
+  const size_t off = static_cast<size_t>(idx) * c.chunk;
+  const size_t len = std::min<size_t>(c.chunk, p.op->bytes - off);
+  ibv_sge sge{reinterpret_cast<uintptr_t>(p.op->data) + off, static_cast<uint32_t>(len),
+              p.reg[devOf(q)]->reg.lkey};
+  ibv_send_wr wr{};
+  ibv_send_wr* bad = nullptr;
+  wr.wr_id = wrId(kWrZData, p.id << kZChunkBits | idx);
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.imm_data =
+      htonl(kImmZcopy | (static_cast<uint32_t>(p.ticket & kImmZTicketMask) << kZChunkBits) | idx);
+  wr.wr.rdma.remote_addr = c.addr + off;
+  // The key of the receiver's device that this QP's peer end is on.
+  wr.wr.rdma.rkey = c.rkey[remote_.qpDev[q]] ^ keyXor_;
+  if (int e = ibv_post_send(qps_[q], &wr, &bad)) failPost(what, q, e);
+  ++sqUsed_[q];
+  ++dataInFlight_;
+  ++stats_.chunksPerQp[q];
+  return len;
 }
 
 // Receiver, the head of recvs_ at or above the threshold: consume its
@@ -219,7 +248,7 @@ IbEndpoint::Rndv IbEndpoint::recvRendezvous(RecvOp* op) {
     z.announced = true;
   }
   if (!z.direct) return Rndv::Slots;
-  if (z.landed < z.chunks) return Rndv::Wait;
+  if (z.landed < z.chunks || !z.owed.empty()) return Rndv::Wait;
   // Every chunk's immediate arrived, and each came after its data.
   std::atomic_thread_fence(std::memory_order_acquire);
   releaseRegs(z.reg, true);

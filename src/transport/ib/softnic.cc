@@ -61,6 +61,19 @@ bool errorOut(SoftQp& q, const Write& w, ibv_wc_status st) {
   return true;
 }
 
+// A write carried out: its completion, unless its ACKs are to be lost.
+bool landed(Nic& n, SoftQp& q, const Write& w) {
+  if (w.ackLost) {
+    GDR_INFO(kNet, "%s: write on QP %u landed, its completion fails on request",
+             n.devs[q.dev].name, q.qp.qp_num);
+    return errorOut(q, w, IBV_WC_RETRY_EXC_ERR);
+  }
+  if (w.signaled)
+    complete(reinterpret_cast<SoftCq*>(q.qp.send_cq), w.wrId, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
+             q.qp.qp_num);
+  return true;
+}
+
 bool peerGone(SoftQp& q, Write& w) {
   const auto now = Clock::now();
   if (w.firstTry == Clock::time_point{}) w.firstTry = now;
@@ -137,10 +150,7 @@ bool executeRemote(Nic& n, SoftQp& q, Write& w, uint64_t total) {
   // ignores). Paired with the fence in portDownLocked.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (rq->error.load()) return peerGone(q, w) && fail(IBV_WC_RETRY_EXC_ERR);
-  if (w.signaled)
-    complete(reinterpret_cast<SoftCq*>(q.qp.send_cq), w.wrId, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
-             q.qp.qp_num);
-  return true;
+  return landed(n, q, w);
 }
 
 }  // namespace
@@ -230,10 +240,7 @@ bool execute(Nic& n, SoftQp& q, Write& w) {
     wc.qp_num = peer.qp.qp_num;
     reinterpret_cast<SoftCq*>(peer.qp.recv_cq)->wcs.push_back(wc);
   }
-  if (w.signaled)
-    complete(reinterpret_cast<SoftCq*>(q.qp.send_cq), w.wrId, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
-             q.qp.qp_num);
-  return true;
+  return landed(n, q, w);
 }
 
 // Moves every QP's queue as far as it goes. Caller holds the lock.
@@ -296,6 +303,8 @@ Nic& nic() {
       std::snprintf(x->devs[d].name, sizeof(x->devs[d].name), "softnic%d", d);
     int64_t f = param::getInt("GDR_SOFTNIC_FAIL_WRITE");
     if (f > 0) x->failAt = static_cast<uint64_t>(f);
+    int64_t l = param::getInt("GDR_SOFTNIC_LOSE_ACK");
+    if (l > 0) x->ackLostAt = static_cast<uint64_t>(l);
     x->ports = static_cast<int>(std::clamp<int64_t>(param::getInt("GDR_SOFTNIC_PORTS"), 1, 8));
     x->bytesPerUs = static_cast<double>(std::max<int64_t>(0, param::getInt("GDR_SOFTNIC_PORT_MBPS")));
     const std::string down = param::getString("GDR_SOFTNIC_PORT_DOWN");
@@ -329,6 +338,13 @@ void failWrite(uint64_t k, ibv_wc_status status) {
   n.posted = 0;
   n.failAt = k;
   n.failStatus = status;
+}
+
+void loseAck(uint64_t k) {
+  Nic& n = nic();
+  std::lock_guard<std::mutex> g(n.mu);
+  n.ackPosted = 0;
+  n.ackLostAt = k;
 }
 
 void portDown(uint8_t port, int dev, ibv_wc_status first) {

@@ -50,6 +50,11 @@ const IbvApi* api();
 // it is in this process, goes to the error state too and its receives flush,
 // as rxe's does.
 void failWrite(uint64_t n, ibv_wc_status status = IBV_WC_REM_OP_ERR);
+// The n-th RDMA write posted from now on (1 = the next one; 0 cancels) is
+// carried out, data and immediate, but completes with retries exceeded and
+// moves its QP to the error state: a write whose ACKs were lost, which the
+// writer cannot tell from one that never landed.
+void loseAck(uint64_t n);
 // While held, the writes posted on QP `qpn` wait (they are carried out, in
 // order, once released): completions of other QPs overtake them.
 void holdQp(uint32_t qpn, bool hold);

@@ -28,6 +28,7 @@ struct SoftCq {
 struct Write {
   uint64_t wrId;
   bool signaled, withImm, fail;
+  bool ackLost = false;      // carried out, but completes as if its ACKs were lost
   ibv_wc_status failStatus;  // when `fail`
   uint32_t imm;
   uint64_t raddr;
@@ -64,6 +65,7 @@ struct Nic {
   std::mt19937 rng{std::random_device{}() ^ static_cast<uint32_t>(getpid())};
   uint64_t posted = 0, failAt = 0, done = 0, bytes = 0;
   ibv_wc_status failStatus = IBV_WC_REM_OP_ERR;  // of the write failAt names
+  uint64_t ackPosted = 0, ackLostAt = 0;         // loseAck(): counted like failAt
   int ports = 1;                         // per device
   uint32_t portsDown[kMaxDevices] = {};  // bit p: port p of that device is down
   uint64_t writes = 0, downAt = 0;  // GDR_SOFTNIC_PORT_DOWN: downDev's downPort at write downAt

@@ -40,6 +40,8 @@ int postSend(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
     w.fail = n.failAt && ++n.posted == n.failAt;
     w.failStatus = n.failStatus;
     if (w.fail) n.failAt = 0;
+    w.ackLost = n.ackLostAt && ++n.ackPosted == n.ackLostAt;
+    if (w.ackLost) n.ackLostAt = 0;
     w.notBefore = Clock::now() + std::chrono::microseconds(delayUs > 0 ? delayUs : 0);
     if (n.bytesPerUs > 0) {  // the port's link: writes go through it one after another
       uint64_t total = 0;
