@@ -64,6 +64,17 @@ bool IbEndpoint::pollCqOf(int d) {
           continue;
         }
         const uint64_t seq = m.seq;
+        if (!eOwed_.empty() && eOwed_.count(seq)) {
+          // GDR_ENCRYPT: answered "not landed" (ib_zfailover.cc). Only its
+          // copy on a live QP is taken: a late first write from the dead QP
+          // would have its copy land over it while it is being opened.
+          const int q = qpIndex(wc.qp_num, d);
+          if (q >= 0 && !lanes_.live(q)) {
+            ++stats_.staleChunks;
+            continue;
+          }
+          eOwed_.erase(seq);
+        }
         if (m.kind == ImmSeq::kOutside)
           throw RemoteError(strprintf(
               "rank %d wrote chunk %u outside the credit window (expected %llu..%llu) on QP %u",

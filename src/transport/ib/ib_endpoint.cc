@@ -439,6 +439,7 @@ ChunkHdr& IbEndpoint::slotHdr(uint64_t seq) { return ctrl_->hdrs[seq % cfg_.nSlo
 
 uint64_t IbEndpoint::peerLanded() const { return ctrl_->zcredit; }
 uint64_t IbEndpoint::peerDone() const { return ctrl_->zdone; }
+uint64_t IbEndpoint::peerConsumed() const { return ctrl_->credit; }
 
 void IbEndpoint::postCredit() {
   const int q = lanes_.control();
@@ -520,6 +521,7 @@ void IbEndpoint::reset() noexcept {
   resend_.clear();
   zLost_.clear();
   zResend_.clear();
+  eOwed_.clear();
   dropRendezvous();
   cc_->dropInFlight();
   if (side_) side_->reset();

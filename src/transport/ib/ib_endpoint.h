@@ -56,6 +56,7 @@
 #include <deque>
 #include <exception>
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -293,8 +294,10 @@ class IbEndpoint final : public Endpoint {
   std::vector<uint64_t>& landedBits(uint64_t t) { return zBits_[t % kCtsSlots]; }
   // ib_zfailover.cc: rendezvous work of failed QPs.
   void zcopyLost(int q, uint64_t v);
+  void eagerLost(int q, uint64_t seq);  // GDR_ENCRYPT: asked about before a resend
   void ctsLost(int q, uint64_t ticket);
   bool zRecover();
+  void settleLanded(const ZLost& z);
   bool takeRendezvousNotice(const std::string& bytes);
   void onZQuery(int q, const std::vector<ZChunkRef>& chunks);
   void onZAnswer(int q, const std::vector<ZChunkRef>& chunks, const std::vector<uint8_t>& landed);
@@ -303,6 +306,7 @@ class IbEndpoint final : public Endpoint {
   // clear-to-send copy says the pair failed): nothing more lands through it.
   void takeDown(int q, int status, const char* why);
   uint64_t peerDone() const;  // receive tickets the peer completed (credit word)
+  uint64_t peerConsumed() const;  // eager chunks the peer consumed (credit word)
   void sendSide(const std::string& frame, const char* what);
   [[noreturn]] void failAuth(uint64_t seq);
   void postCredit();
@@ -376,6 +380,7 @@ class IbEndpoint final : public Endpoint {
   std::vector<uint64_t> zBits_[kCtsSlots];
   std::vector<ZLost> zLost_;    // sender: failed zero-copy writes, oldest first
   std::deque<ZLost> zResend_;   // sender: those that did not land, to write again
+  std::set<uint64_t> eOwed_;    // receiver, GDR_ENCRYPT: eager chunks answered "not landed"
   IbStats stats_;
   std::chrono::steady_clock::time_point t0_;
 };

@@ -12,11 +12,11 @@
 // here (takePeerNotices, from checkPeer: a stalled wait reads it within a
 // few milliseconds).
 //
-// Zero-copy writes and clear-to-sends of the failed QP move too, with the
-// peer's help over the side connection (ib_zfailover.cc); without a side
-// connection they fail as before. What does not move: connections under
-// GDR_ENCRYPT (chunks are opened in place, where a second copy could land
-// on a chunk being opened). Those fail as before, naming the QP.
+// Zero-copy writes and clear-to-sends of the failed QP move too, and under
+// GDR_ENCRYPT the eager chunks (opened in place, where a second copy could
+// land on a chunk being opened), with the peer's help over the side
+// connection (ib_zfailover.cc); without a side connection they fail as
+// before, naming the QP.
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -59,7 +59,8 @@ bool IbEndpoint::failover(const ibv_wc& wc, int d) {
     const bool path = wc.status == IBV_WC_RETRY_EXC_ERR || wc.status == IBV_WC_WR_FLUSH_ERR ||
                       wc.status == IBV_WC_REM_INV_REQ_ERR ||
                       (wc.status == IBV_WC_LOC_QP_OP_ERR && !portActive(q));
-    if (!cfg_.failover || !path || cipher_ || lanes_.liveCount() < 2) return false;
+    // Encrypted chunks move only with the peer's help (ib_zfailover.cc).
+    if (!cfg_.failover || !path || (cipher_ && !side_) || lanes_.liveCount() < 2) return false;
     // A peer that died is its own failure, reported as such, not a port's.
     if (side_) side_->checkPeer();
     // Nothing pending: also what a peer that destroyed its communicator and
@@ -78,7 +79,10 @@ bool IbEndpoint::failover(const ibv_wc& wc, int d) {
     case kWrData:
       --dataInFlight_;
       resend_.completed(wrValue(wc.wr_id));  // a resend that failed too goes again
-      resend_.failed(wrValue(wc.wr_id));
+      if (cipher_)  // a second copy must not land over a chunk being opened: ask first
+        eagerLost(q, wrValue(wc.wr_id));
+      else
+        resend_.failed(wrValue(wc.wr_id));
       return true;
     case kWrZData:
       if (!side_) break;
@@ -137,7 +141,7 @@ void IbEndpoint::takePeerNotices() {
     }
     // Already down here (both ends saw it), or the last QP: nothing to move
     // it to, so its own completions fail the connection as without failover.
-    if (!cfg_.failover || cipher_ || !lanes_.live(n.qp) || lanes_.liveCount() < 2) continue;
+    if (!cfg_.failover || !lanes_.live(n.qp) || lanes_.liveCount() < 2) continue;
     ++stats_.noticesTaken;
     takeDown(n.qp, n.status, "took its end down");
   }
@@ -186,12 +190,24 @@ bool IbEndpoint::resendChunks(uint64_t consumed) {
       throw InternalError(strprintf("resend of unknown chunk %llu to rank %d",
                                     (unsigned long long)seq, cfg_.peerRank));
     const PendingSend& p = pend_[it->second.pendingId - pend_.front().id];
-    const ChunkHdr& h = slotHdr(seq);
     ibv_sge sge[2];
     int nsge = 1;
-    sge[0] = {reinterpret_cast<uintptr_t>(&h), sizeof(ChunkHdr), sideOf(q).ctrlMr->lkey};
-    if (it->second.bytes)
-      sge[nsge++] = {reinterpret_cast<uintptr_t>(p.op->data) + h.offset,
+    const ChunkHdr* h = &slotHdr(seq);
+    bool payloadFromUser = true;
+    if (cipher_) {  // the sealed entry, still in the ring until the chunk completes
+      h = cipher_->sealed(seq);
+      if (!h)
+        throw InternalError(strprintf("resend of chunk %llu to rank %d: its sealed entry is gone",
+                                      (unsigned long long)seq, cfg_.peerRank));
+      payloadFromUser = h->flags == kChunkAuthOnly;
+      sge[0] = {reinterpret_cast<uintptr_t>(h),
+                static_cast<uint32_t>(sizeof(ChunkHdr) + (payloadFromUser ? 0 : h->len)),
+                sideOf(q).ringMr->lkey};
+    } else {
+      sge[0] = {reinterpret_cast<uintptr_t>(h), sizeof(ChunkHdr), sideOf(q).ctrlMr->lkey};
+    }
+    if (it->second.bytes && payloadFromUser)
+      sge[nsge++] = {reinterpret_cast<uintptr_t>(p.op->data) + h->offset,
                      static_cast<uint32_t>(it->second.bytes), p.reg[devOf(q)]->reg.lkey};
     writeSlot(q, sge, nsge, seq);
     // In flight on q's device now, timed from this write.

@@ -24,6 +24,11 @@
 // connection; the sender takes its end of that QP out of service before it
 // reads the copy (so the first write cannot land later, over a reused
 // mailbox slot) and ignores whichever of the two comes second.
+//
+// Under GDR_ENCRYPT the eager chunks of a failed QP go the same way (asked
+// about by sequence, written again from the sealing ring only if they did
+// not land): the receiver opens each chunk in place in its slot, so a
+// second copy landing over one being opened would be delivered unverified.
 #include <algorithm>
 
 #include "core/error.h"
@@ -50,6 +55,11 @@ void IbEndpoint::zcopyLost(int q, uint64_t v) {
   zLost_.push_back(ZLost{q, false, pid, pend_[pid - pend_.front().id].ticket, idx});
 }
 
+// Sender, GDR_ENCRYPT: eager chunk seq failed on q. A copy of a chunk that
+// landed after all would land over it while the receiver opens it in its
+// slot, so it is asked about like a zero-copy chunk.
+void IbEndpoint::eagerLost(int q, uint64_t seq) { zLost_.push_back(ZLost{q, false, 0, seq, kEagerChunk}); }
+
 // Receiver: the clear-to-send for ticket t failed on q.
 void IbEndpoint::ctsLost(int q, uint64_t t) {
   if (t < rDone_) return;  // its receive completed, so the sender had read it
@@ -68,16 +78,17 @@ bool IbEndpoint::zRecover() {
     // Their receive complete: they landed (asked or not: a receiver that
     // completed may not read the question until it next waits on this
     // connection; its answer then finds nothing to settle).
-    const uint64_t done = peerDone();
+    // Eager chunks the peer consumed landed too.
+    const uint64_t done = peerDone(), consumed = peerConsumed();
     for (size_t i = 0; i < zLost_.size();) {
-      const ZLost& z = zLost_[i];
-      if (z.ticket >= done) {
+      const ZLost z = zLost_[i];
+      const bool eager = z.idx == kEagerChunk;
+      if (z.ticket >= (eager ? consumed : done)) {
         ++i;
         continue;
       }
-      --pend_[z.pid - pend_.front().id].wrsLeft;
-      ++stats_.zcopyLandedAnyway;
       zLost_.erase(zLost_.begin() + static_cast<long>(i));
+      settleLanded(z);
       moved = true;
     }
   }
@@ -111,6 +122,15 @@ bool IbEndpoint::zRecover() {
   return moved;
 }
 
+// A failed write that landed after all: done, as if it had completed.
+void IbEndpoint::settleLanded(const ZLost& z) {
+  ++stats_.zcopyLandedAnyway;
+  if (z.idx == kEagerChunk)
+    chunkDone(z.ticket);
+  else
+    --pend_[z.pid - pend_.front().id].wrsLeft;
+}
+
 bool IbEndpoint::takeRendezvousNotice(const std::string& bytes) {
   ZQuery q;
   ZAnswer a;
@@ -133,6 +153,11 @@ void IbEndpoint::onZQuery(int q, const std::vector<ZChunkRef>& chunks) {
   ZAnswer a{q, chunks, std::vector<uint8_t>(chunks.size(), 0)};
   for (size_t i = 0; i < chunks.size(); ++i) {
     const ZChunkRef& r = chunks[i];
+    if (r.idx == kEagerChunk) {  // consumed, or in its slot
+      a.landed[i] = r.ticket < rseq_ || arrived_[r.ticket % cfg_.nSlots];
+      if (!a.landed[i]) eOwed_.insert(r.ticket);
+      continue;
+    }
     if (r.ticket < rDone_) {  // a completed receive: every chunk of it landed
       a.landed[i] = 1;
       continue;
@@ -161,14 +186,17 @@ void IbEndpoint::onZAnswer(int q, const std::vector<ZChunkRef>& chunks,
       return x.q == q && x.asked && x.ticket == chunks[n].ticket && x.idx == chunks[n].idx;
     });
     if (z == zLost_.end()) continue;
+    const ZLost lost = *z;
+    zLost_.erase(z);
     if (landed[n]) {
-      --pend_[z->pid - pend_.front().id].wrsLeft;
-      ++stats_.zcopyLandedAnyway;
+      settleLanded(lost);
+    } else if (lost.idx == kEagerChunk) {
+      resend_.failed(lost.ticket);  // resendChunks writes its sealed entry again
+      ++resend;
     } else {
-      zResend_.push_back(*z);
+      zResend_.push_back(lost);
       ++resend;
     }
-    zLost_.erase(z);
   }
   GDR_INFO(kNet, "rank %d: rank %d says %zu of %zu zero-copy chunk(s) of QP %d did not land",
            cfg_.myRank, cfg_.peerRank, resend, chunks.size(), q + 1);

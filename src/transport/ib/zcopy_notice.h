@@ -15,7 +15,10 @@
 
 namespace gdr::transport::ib {
 
-// One zero-copy chunk: the message's ticket and the chunk's index.
+// One zero-copy chunk: the message's ticket and the chunk's index. Or,
+// with idx kEagerChunk, the eager chunk whose sequence `ticket` holds (an
+// encrypted connection asks about those too: ib_zfailover.cc).
+constexpr uint32_t kEagerChunk = 0xffffffffu;
 struct ZChunkRef {
   uint64_t ticket = 0;
   uint32_t idx = 0;
