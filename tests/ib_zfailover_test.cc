@@ -180,6 +180,45 @@ TEST(IbZeroCopyFailover, AWriteWhoseAckWasLostIsSettledWithoutASecondCopy) {
   EXPECT_GT(copiesIgnored, 0u);  // the clear-to-sends' first writes had landed
 }
 
+// b's clear-to-sends wait on its held QP 0 when softnic0's port goes down:
+// they fail there, come to a over the side connection, and the zero-copy
+// writes follow on softnic1.
+TEST(IbZeroCopyFailover, AClearToSendOfAFailedQpComesOverTheSideConnection) {
+  Pair t;
+  auto ms = messages(3);
+  ASSERT_TRUE(downWhileHeld(t, ms, t.ib.qpn[0], 1, 0));
+  for (auto& m : ms) EXPECT_EQ(m->dst, m->src);
+  const IbStats sa = t.a->stats(), sb = t.b->stats();
+  EXPECT_GT(sb.ctsResent, 0u);
+  EXPECT_EQ(sa.zcopySent, 3u);
+  EXPECT_EQ(sb.zcopyReceived, 3u);
+}
+
+// Without a side connection a zero-copy write in flight cannot be settled:
+// the connection fails, naming it.
+TEST(IbZeroCopyFailover, WithoutASideConnectionAZeroCopyWriteInFlightFails) {
+  Pair t(false);
+  auto ms = messages(3);
+  softnic::holdQp(t.ia.qpn[1], true);
+  for (auto& m : ms) t.b->postRecv(&m->r);
+  for (auto& m : ms) t.a->postSend(&m->s);
+  for (int i = 0; i < 300; ++i) {
+    t.a->progress();
+    t.b->progress();
+  }
+  softnic::portDown(1, 1);
+  softnic::holdQp(t.ia.qpn[1], false);
+  std::string err;
+  for (int i = 0; i < 100000 && err.empty(); ++i) try {
+      t.a->progress();
+      t.b->progress();
+    } catch (const Error& e) {
+      err = e.what();
+    }
+  softnic::portUp(1, 1);
+  EXPECT_NE(err.find("zero-copy write in flight"), std::string::npos) << err;
+}
+
 // GDR_ENCRYPT: eager chunks held on a device that goes down are asked
 // about (a copy must not land over a chunk being opened in its slot), then
 // written again from the sealing ring; each one arrives, opened once.
