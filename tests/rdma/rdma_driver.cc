@@ -432,9 +432,11 @@ int runFailover(gdrComm_t comm) {
     std::printf("[rank %d] failover to %d: %d QP(s) down, %" PRIu64 " chunks resent, %" PRIu64
                 " stale copies received, %d notice(s) sent, %d taken; zero-copy: %" PRIu64
                 " chunks resent, %d question(s), %d answer(s), %" PRIu64
-                " clear-to-send(s) resent, %" PRIu64 " copies ignored\n",
+                " failed write(s) found landed, %" PRIu64 " clear-to-send(s) resent, %" PRIu64
+                " copies ignored\n",
                 gRank, p, s.qpsDown, s.chunksResent, s.staleChunks, s.noticesSent, s.noticesTaken,
-                s.zcopyResent, s.zcopyQueries, s.zcopyAnswers, s.ctsResent, s.zcopyDuplicates);
+                s.zcopyResent, s.zcopyQueries, s.zcopyAnswers, s.zcopyLandedAnyway, s.ctsResent,
+                s.zcopyDuplicates);
     if (notice && ((gRank == 0 && s.noticesSent != onPort2) ||
                    (gRank != 0 && p == 0 && (s.noticesTaken < 1 || s.qpsDown != onPort2)))) {
       std::fprintf(stderr, "[rank %d] failover to %d: notices sent %d, taken %d, QPs down %d\n",

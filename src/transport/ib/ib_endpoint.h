@@ -264,6 +264,7 @@ class IbEndpoint final : public Endpoint {
   bool failover(const ibv_wc& wc, int d);
   void qpDown(int q, const ibv_wc& wc, bool idle);
   bool portActive(int q) const;  // whether QP q's port is still active
+  bool portGoing(int q) const;   // whether it is down, or goes down within 100 ms
   bool resendChunks(uint64_t consumed);
   // The peer's notices of QPs it took down: this side's end of each goes to
   // the error state, so its writes flush and fail over now.

@@ -17,9 +17,11 @@
 // land on a chunk being opened), with the peer's help over the side
 // connection (ib_zfailover.cc); without a side connection they fail as
 // before, naming the QP.
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <utility>
 
 #include "core/error.h"
@@ -58,7 +60,7 @@ bool IbEndpoint::failover(const ibv_wc& wc, int d) {
     // fails the connection.
     const bool path = wc.status == IBV_WC_RETRY_EXC_ERR || wc.status == IBV_WC_WR_FLUSH_ERR ||
                       wc.status == IBV_WC_REM_INV_REQ_ERR ||
-                      (wc.status == IBV_WC_LOC_QP_OP_ERR && !portActive(q));
+                      (wc.status == IBV_WC_LOC_QP_OP_ERR && portGoing(q));
     // Encrypted chunks move only with the peer's help (ib_zfailover.cc).
     if (!cfg_.failover || !path || (cipher_ && !side_) || lanes_.liveCount() < 2) return false;
     // A peer that died is its own failure, reported as such, not a port's.
@@ -66,6 +68,19 @@ bool IbEndpoint::failover(const ibv_wc& wc, int d) {
     // Nothing pending: also what a peer that destroyed its communicator and
     // left does to this QP's last credit write, so not worth a warning.
     qpDown(q, wc, sends_.empty() && pend_.empty() && recvs_.empty() && resend_.empty());
+    // Its port is down: so are the port's other QPs, whatever they have not
+    // reported yet. rxe left writes on such a QP neither completed nor
+    // failed for a minute once its link had gone down mid-transfer
+    // (session 17), so they are taken out now and their work flushes.
+    if (!portActive(q))
+      for (int o = 0; o < cfg_.nQps; ++o)
+        if (o != q && lanes_.live(o) && lanes_.port(o) == lanes_.port(q) && lanes_.liveCount() > 1) {
+          takeDown(o, wc.status, "its port went down");
+          if (side_) {
+            const std::string notice = encodeQpDown({o, static_cast<int>(wc.status)});
+            if (side_->sendNotice(notice.data(), notice.size())) ++stats_.noticesSent;
+          }
+        }
   }
   // From here on every completion of q is its queue being flushed.
   const WrKind kind = wrKind(wc.wr_id);
@@ -109,6 +124,19 @@ bool IbEndpoint::portActive(int q) const {
   return api_->queryPort(deviceOf(q).ctx(), portOf(q).num, &pa) == 0 && pa.state == IBV_PORT_ACTIVE;
 }
 
+// rxe completes the write in flight with a local QP operation error as its
+// link goes down, and can report the port still active for a few
+// milliseconds after (its port event lags the completion: session 17, a
+// link taken down mid-collective). So the port is asked again for up to
+// 100 ms; an error path only.
+bool IbEndpoint::portGoing(int q) const {
+  for (int i = 0; i < 20; ++i) {
+    if (!portActive(q)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
 void IbEndpoint::qpDown(int q, const ibv_wc& wc, bool idle) {
   const unsigned port = portOf(q).num;
   const std::string& dev = deviceOf(q).name();
@@ -143,7 +171,7 @@ void IbEndpoint::takePeerNotices() {
     // it to, so its own completions fail the connection as without failover.
     if (!cfg_.failover || !lanes_.live(n.qp) || lanes_.liveCount() < 2) continue;
     ++stats_.noticesTaken;
-    takeDown(n.qp, n.status, "took its end down");
+    takeDown(n.qp, n.status, "the peer took its end down");
   }
 }
 
@@ -152,9 +180,9 @@ void IbEndpoint::takeDown(int q, int status, const char* why) {
     lanes_.markDown(q);
     ++stats_.qpsDown;
     GDR_INFO(kNet,
-             "rank %d: rank %d %s of verbs QP %u (%d of %d) (%s); this end (%s port %u) flushes "
-             "and its chunks go over the %d QP(s) left",
-             cfg_.myRank, cfg_.peerRank, why, qps_[q]->qp_num, q + 1, cfg_.nQps,
+             "rank %d: verbs QP %u (%d of %d) to rank %d out of service: %s (%s); this end (%s "
+             "port %u) flushes and its chunks go over the %d QP(s) left",
+             cfg_.myRank, qps_[q]->qp_num, q + 1, cfg_.nQps, cfg_.peerRank, why,
              api_->wc_status_str(static_cast<ibv_wc_status>(status)), deviceOf(q).name().c_str(),
              portOf(q).num, lanes_.liveCount());
   }

@@ -148,7 +148,7 @@ bool IbEndpoint::takeRendezvousNotice(const std::string& bytes) {
 
 // Receiver: which of these chunks, written on QP q, landed?
 void IbEndpoint::onZQuery(int q, const std::vector<ZChunkRef>& chunks) {
-  takeDown(q, IBV_WC_WR_FLUSH_ERR, "asked about its zero-copy writes");
+  takeDown(q, IBV_WC_WR_FLUSH_ERR, "the peer asked about its zero-copy writes");
   pollCq();  // the chunks that landed before this end stopped
   ZAnswer a{q, chunks, std::vector<uint8_t>(chunks.size(), 0)};
   for (size_t i = 0; i < chunks.size(); ++i) {
@@ -204,7 +204,7 @@ void IbEndpoint::onZAnswer(int q, const std::vector<ZChunkRef>& chunks,
 
 // Sender: a clear-to-send whose write on QP q failed.
 void IbEndpoint::onCtsCopy(int q, const ZcopyCts& c) {
-  takeDown(q, IBV_WC_WR_FLUSH_ERR, "could not write a clear-to-send on its end");
+  takeDown(q, IBV_WC_WR_FLUSH_ERR, "the peer's clear-to-send on it failed");
   if (ctsSeen_.has(c.ticket)) {  // the first write landed after all
     ++stats_.zcopyDuplicates;
     return;
