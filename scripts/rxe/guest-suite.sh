@@ -47,18 +47,21 @@ step failover_2devs 240 env RANK_HCAS="rxe0,rxe2 rxe1,rxe3" GDR_IB_QPS_PER_PEER=
     GDR_TEST_DOWN_CMD="ip link set veth2 down" $R 2 200 $T failover
 ip link set veth2 up 2>/dev/null
 # The same with zero-copy from 64 KiB (64 KiB writes), the link going down
-# 20 ms into the 5th collective (one takes some 50 ms here), so zero-copy
+# GDR_RXE_DOWN_DELAY into the 5th collective (kernel argument
+# gdr.env=GDR_RXE_DOWN_DELAY=S; default 0.02 s for the eager step, 0.07 s
+# for the zero-copy one: at 0.005-0.05 s no zero-copy write was in flight
+# on rxe2 in any boot, at 0.07 s one was in 4 of 4), so zero-copy
 # writes are in flight on rxe2: they are settled with the peer over the
 # side connection and written again (ib_zfailover.cc); then under
 # GDR_ENCRYPT=1, eager, where the failed QPs' chunks are asked about before
 # any is written again.
 step failover_2devs_async 240 env RANK_HCAS="rxe0,rxe2 rxe1,rxe3" GDR_IB_QPS_PER_PEER=4 GDR_IB_TIMEOUT=14 \
     GDR_IB_ZCOPY_BYTES=0 GDR_TEST_RAILS=2 GDR_TEST_EXPECT_DEVICES=2 GDR_TEST_DOWN_AT=4 \
-    GDR_TEST_DOWN_CMD="(sleep 0.02; ip link set veth2 down) &" $R 2 200 $T failover
+    GDR_TEST_DOWN_CMD="(sleep ${GDR_RXE_DOWN_DELAY:-0.02}; ip link set veth2 down) &" $R 2 200 $T failover
 ip link set veth2 up 2>/dev/null
 step failover_2devs_zcopy 240 env RANK_HCAS="rxe0,rxe2 rxe1,rxe3" GDR_IB_QPS_PER_PEER=4 GDR_IB_TIMEOUT=14 \
     GDR_IB_ZCOPY_BYTES=65536 GDR_IB_ZCOPY_CHUNK=65536 GDR_TEST_RAILS=2 GDR_TEST_EXPECT_DEVICES=2 GDR_TEST_DOWN_AT=4 \
-    GDR_TEST_DOWN_CMD="(sleep 0.02; ip link set veth2 down) &" $R 2 200 $T failover
+    GDR_TEST_DOWN_CMD="(sleep ${GDR_RXE_DOWN_DELAY:-0.07}; ip link set veth2 down) &" $R 2 200 $T failover
 ip link set veth2 up 2>/dev/null
 step failover_2devs_enc 240 env RANK_HCAS="rxe0,rxe2 rxe1,rxe3" GDR_IB_QPS_PER_PEER=4 GDR_IB_TIMEOUT=14 \
     GDR_IB_ZCOPY_BYTES=0 GDR_ENCRYPT=1 GDR_TEST_RAILS=2 GDR_TEST_EXPECT_DEVICES=2 GDR_TEST_DOWN_AT=4 \
