@@ -263,6 +263,7 @@ class IbEndpoint final : public Endpoint {
   // the others (true: handled), and the resends of its chunks.
   bool failover(const ibv_wc& wc, int d);
   void qpDown(int q, const ibv_wc& wc, bool idle);
+  void tellDown(int q, int status);  // the QP-down notice to the peer (qp_notice.h)
   bool portActive(int q) const;  // whether QP q's port is still active
   bool portGoing(int q) const;   // whether it is down, or goes down within 100 ms
   bool resendChunks(uint64_t consumed);

@@ -76,10 +76,7 @@ bool IbEndpoint::failover(const ibv_wc& wc, int d) {
       for (int o = 0; o < cfg_.nQps; ++o)
         if (o != q && lanes_.live(o) && lanes_.port(o) == lanes_.port(q) && lanes_.liveCount() > 1) {
           takeDown(o, wc.status, "its port went down");
-          if (side_) {
-            const std::string notice = encodeQpDown({o, static_cast<int>(wc.status)});
-            if (side_->sendNotice(notice.data(), notice.size())) ++stats_.noticesSent;
-          }
+          tellDown(o, wc.status);
         }
   }
   // From here on every completion of q is its queue being flushed.
@@ -152,8 +149,12 @@ void IbEndpoint::qpDown(int q, const ibv_wc& wc, bool idle) {
     GDR_INFO(kNet, "rank %d: verbs QP %u on %s port %u to rank %d failed (%s), %d QP(s) left",
              cfg_.myRank, wc.qp_num, dev.c_str(), port, cfg_.peerRank,
              api_->wc_status_str(wc.status), lanes_.liveCount());
+  tellDown(q, wc.status);
+}
+
+void IbEndpoint::tellDown(int q, int status) {
   if (!side_) return;
-  const std::string notice = encodeQpDown({q, static_cast<int>(wc.status)});
+  const std::string notice = encodeQpDown({q, status});
   if (side_->sendNotice(notice.data(), notice.size())) ++stats_.noticesSent;
 }
 
