@@ -83,6 +83,9 @@ struct CollArgs {
   int root = 0;            // Broadcast, Reduce
   size_t chunkElems = 0;   // 0: no pipelining split
   bool inPlace = false;
+  // No other rank shares this rank's host: all its messages cross the
+  // network (the selector's all-to-all rule; ranks may differ).
+  bool aloneOnHost = false;
   // AllToAllv only, nranks entries each, in elements.
   std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;
 };
@@ -127,7 +130,8 @@ Algo select(const CollArgs& args, size_t elemBytes, const std::string& algoSpec)
 // The built-in choice alone (what select() returns without GDR_ALGO and
 // GDR_TUNING_FILE) for a call of `bytes` in all (as messageBytes counts:
 // all ranks' blocks for all-gather, reduce-scatter and all-to-all), without
-// their lookups: for per-call fast paths. Not for all-to-allv.
+// their lookups, for a rank that shares its host: for per-call fast paths.
+// Not for all-to-allv.
 Algo builtInAlgo(CollKind kind, int nranks, size_t bytes);
 // The algorithm `spec` (GDR_ALGO's syntax) forces for `kind`, if any; throws
 // InvalidArgument on a malformed spec.

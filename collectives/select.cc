@@ -26,7 +26,12 @@
 //                  (every message posted at once; on 2 cores it took 0.76-0.99x
 //                  pairwise's time at np 4 and 0.36-0.83x at np 8 there, and
 //                  1.2-1.6x at np 4 with 32-64 KiB blocks); else pairwise.
-//   alltoallv      the same rule on this rank's largest block, sent or
+//                  A rank alone on its host (every message crosses the
+//                  network) takes direct at any size from 3 ranks: over TCP
+//                  the pairwise steps drift apart, two senders then meet at
+//                  one receiver, and 4 emulated hosts on 1 Gbit/s links took
+//                  1.2-1.6x direct's time at 4-8 MiB (bench/results/cluster.md).
+//   alltoallv      the same rules on this rank's largest block, sent or
 //                  received (ranks may differ: see alltoall.cc).
 //   barrier        dissemination.
 // The fused all-reduce kernels of the cuda_ipc path (ll, oneshot, twoshot) are
@@ -127,8 +132,9 @@ size_t largestBlock(const CollArgs& a, size_t elemBytes) {
   return m * elemBytes;
 }
 
-// `vBlock`: an all-to-allv's largest block in bytes (largestBlock), else unused.
-Algo defaultAlgo(CollKind kind, int nranks, size_t bytes, size_t vBlock) {
+// `vBlock`: an all-to-allv's largest block in bytes (largestBlock), else
+// unused. `alone`: no other rank on this rank's host (CollArgs::aloneOnHost).
+Algo defaultAlgo(CollKind kind, int nranks, size_t bytes, size_t vBlock, bool alone) {
   constexpr size_t kDirectBlock = 16u << 10;
   const bool pow2 = (nranks & (nranks - 1)) == 0;
   switch (kind) {
@@ -148,10 +154,11 @@ Algo defaultAlgo(CollKind kind, int nranks, size_t bytes, size_t vBlock) {
     case CollKind::ReduceScatter:
       return bytes <= (64u << 10) ? Algo::RecHalvingDoubling : Algo::Ring;
     case CollKind::AllToAll:
-      return nranks >= 3 && bytes / static_cast<size_t>(nranks) <= kDirectBlock ? Algo::Direct
-                                                                                    : Algo::Pairwise;
+      return nranks >= 3 && (alone || bytes / static_cast<size_t>(nranks) <= kDirectBlock)
+                 ? Algo::Direct
+                 : Algo::Pairwise;
     case CollKind::AllToAllv:
-      return nranks >= 3 && vBlock <= kDirectBlock ? Algo::Direct : Algo::Pairwise;
+      return nranks >= 3 && (alone || vBlock <= kDirectBlock) ? Algo::Direct : Algo::Pairwise;
     case CollKind::Barrier:
       return Algo::Dissemination;
   }
@@ -159,7 +166,8 @@ Algo defaultAlgo(CollKind kind, int nranks, size_t bytes, size_t vBlock) {
 }
 
 Algo defaultAlgo(const CollArgs& a, size_t bytes, size_t elemBytes) {
-  return defaultAlgo(a.kind, a.nranks, bytes, a.kind == CollKind::AllToAllv ? largestBlock(a, elemBytes) : 0);
+  return defaultAlgo(a.kind, a.nranks, bytes, a.kind == CollKind::AllToAllv ? largestBlock(a, elemBytes) : 0,
+                     a.aloneOnHost);
 }
 
 }  // namespace
@@ -173,7 +181,7 @@ Algo select(const CollArgs& args, size_t elemBytes) { return select(args, elemBy
 
 Algo builtInAlgo(CollKind kind, int nranks, size_t bytes) {
   if (kind == CollKind::AllToAllv) throw InvalidArgument("builtInAlgo: all-to-allv needs its counts (select())");
-  return defaultAlgo(kind, nranks, bytes, 0);
+  return defaultAlgo(kind, nranks, bytes, 0, false);
 }
 
 Algo select(const CollArgs& args, size_t elemBytes, const std::string& algoSpec) {

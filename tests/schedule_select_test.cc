@@ -186,6 +186,20 @@ TEST(ScheduleSelect, DefaultsBySizeAndRanks) {
   EXPECT_EQ(select(args(CollKind::AllToAll, 4, 4097), 4), Algo::Pairwise);
   EXPECT_EQ(select(args(CollKind::AllToAll, 2, 16), 4), Algo::Pairwise);
   {
+    // A rank alone on its host: direct at any block size, from 3 ranks.
+    CollArgs a = args(CollKind::AllToAll, 4, 1 << 20);
+    a.aloneOnHost = true;
+    EXPECT_EQ(select(a, 4), Algo::Direct);
+    a.nranks = 2;
+    EXPECT_EQ(select(a, 4), Algo::Pairwise);
+    CollArgs v = args(CollKind::AllToAllv, 4, 0);
+    v.sendCounts = {1 << 20, 1 << 20, 1 << 20, 1 << 20};
+    v.recvCounts = v.sendCounts;
+    EXPECT_EQ(select(v, 4), Algo::Pairwise);
+    v.aloneOnHost = true;
+    EXPECT_EQ(select(v, 4), Algo::Direct);
+  }
+  {
     // All-to-allv: by this rank's largest block, sent or received.
     CollArgs v = args(CollKind::AllToAllv, 4, 0);
     v.sendCounts = {10, 20, 4096, 0};

@@ -9,12 +9,15 @@
 #   BUILD (build) HOSTS ("2 4") RATE (1gbit) MIN (4) MAX (64m) ITERS (20)
 #   COLLS ("allreduce allgather reducescatter bcast reduce alltoall alltoallv sendrecv")
 #   OUT_DIR (/tmp/gdr-cluster-bench)
+#   MPI_ENV ("")  VAR=VALUE words passed to every rank (mpirun -x), e.g. "GDR_ALGO=alltoall=pairwise"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD="$(realpath "${BUILD:-build}")"
 HOSTS="${HOSTS:-2 4}" RATE="${RATE:-1gbit}" MIN="${MIN:-4}" MAX="${MAX:-64m}" ITERS="${ITERS:-20}"
 COLLS="${COLLS:-allreduce allgather reducescatter bcast reduce alltoall alltoallv sendrecv}"
 OUT_DIR="${OUT_DIR:-/tmp/gdr-cluster-bench}"
+envs=()
+for kv in ${MPI_ENV:-}; do envs+=(-x "$kv"); done
 mkdir -p "$OUT_DIR"
 source scripts/cluster/lib.sh
 cluster_skip_unless_able
@@ -24,7 +27,7 @@ for n in $HOSTS; do
   for i in $(seq 1 "$n"); do cluster_rate "$i" "$RATE"; done
   for coll in $COLLS; do
     echo "hosts $n $coll before: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT_DIR/load.txt"
-    CLUSTER_TIMEOUT=1800 cluster_mpirun -np "$n" --map-by node --mca btl self,vader,tcp \
+    CLUSTER_TIMEOUT=1800 cluster_mpirun -np "$n" --map-by node --mca btl self,vader,tcp ${envs[@]+"${envs[@]}"} \
       "$BUILD/bin/gdr-bench" "$coll" --check --compare mpi --min "$MIN" --max "$MAX" --iters "$ITERS" --warmup 2 \
       --csv "$OUT_DIR/$coll-h$n.csv" >"$OUT_DIR/$coll-h$n.txt" 2>&1 || { cat "$OUT_DIR/$coll-h$n.txt"; exit 1; }
     echo "hosts $n $coll after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT_DIR/load.txt"

@@ -101,7 +101,7 @@ cluster_rate() {
     [ "$where" = ns ] && run=(ip netns exec "$ns")
     "${run[@]}" tc qdisc del dev "$ifc" root 2>/dev/null || true
     # burst: at least 128 KiB, as veth hands tbf 64 KiB GSO packets; latency bounds the queue.
-    [ "$rate" = none ] || "${run[@]}" tc qdisc add dev "$ifc" root tbf rate "$rate" burst 128kb latency 50ms
+    [ "$rate" = none ] || "${run[@]}" tc qdisc add dev "$ifc" root tbf rate "$rate" burst 128kb latency "${CLUSTER_TBF_LATENCY:-50ms}"
   done
 }
 

@@ -173,7 +173,11 @@ def in_bar(set_name, band="large"):
 # `socket-quiet` is the same script's two runs in a freeze (1-8 MiB, load
 # 2-3): held from 1 MiB in place of `socket`, whose 2 timed calls a size at
 # load 7-17 are kept beside it, not held.
-SOCKET_DIRS = [("socket-quiet", "socket-quiet", True), ("socket", "socket", False),
+# `socket-s18`: np 4 all-to-all and all-to-all-v again (the same script, two
+# runs, quiet), once the selector took direct for ranks alone on their hosts;
+# socket-quiet's pairwise runs of them are kept in np4/pairwise-acb7ec3/.
+SOCKET_DIRS = [("socket-quiet", "socket-quiet", True), ("socket-s18", "socket-s18", True),
+               ("socket", "socket", False),
                ("socket-early", "socket-early", False), ("socket-s12-loaded", "socket-s12-loaded", False)]
 
 

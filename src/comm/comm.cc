@@ -78,6 +78,7 @@ void Communicator::start(std::unique_ptr<boot::Bootstrap> boot) {
   // yield-when-idle does when oversubscribed).
   int local = 0;
   for (int r = 0; r < size_; ++r) local += sameHost(r);
+  aloneOnHost_ = local == 1 && size_ > 1;
   // Online CPUs, not this process's affinity: launchers bind each rank to
   // one core, which says nothing about how many the ranks share.
   long cores = sysconf(_SC_NPROCESSORS_ONLN);

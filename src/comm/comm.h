@@ -104,6 +104,9 @@ class Communicator : public coll::Links {
   transport::Endpoint* endpoint(int peer) const override { return eps_[peer].get(); }
   const char* transportTo(int peer) const { return eps_[peer] ? eps_[peer]->name() : "self"; }
   bool sameHost(int peer) const;
+  // No other rank of this communicator shares this rank's host: every one of
+  // its messages crosses the network (set at init).
+  bool aloneOnHost() const { return aloneOnHost_; }
   // The job's secret (derives keys; never leaves the process).
   const security::JobSecret& jobSecret() const { return boot_->jobSecret(); }
   // Ring/tree order from the topology (identity when it brings nothing).
@@ -207,6 +210,7 @@ class Communicator : public coll::Links {
   int device_ = -1;
   std::atomic<bool> pending_{false};
   CommConfig cfg_;
+  bool aloneOnHost_ = false;
   std::vector<PeerInfo> peers_;
   TopoPlan plan_;
   std::vector<std::unique_ptr<transport::Endpoint>> eps_;

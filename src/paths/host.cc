@@ -139,6 +139,7 @@ void runHostCollective(Communicator& comm, const CollCall& call) {
     if (comm.config().chunkBytes > 0)
       args.chunkElems = std::max<size_t>(1, static_cast<size_t>(comm.config().chunkBytes) / eb);
     args.inPlace = inPlaceArg;
+    args.aloneOnHost = comm.aloneOnHost();
     if (call.kind == CollKind::AllToAllv) {
       const size_t* sc = call.inPlace ? call.recvCounts : call.sendCounts;
       const size_t* sd = call.inPlace ? call.recvDispls : call.sendDispls;
