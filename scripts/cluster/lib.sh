@@ -8,7 +8,9 @@
 #                            ($CLUSTER_DIR/rsh-agent) that enters a host's namespace
 #                            and UTS namespace (its own hostname) for mpirun's launcher
 #   cluster_down             remove everything (cluster_up installs it as the EXIT trap)
-#   cluster_rate I RATE      shape host I's link both ways with tbf (e.g. 100mbit; none clears)
+#   cluster_rate I RATE      shape host I's link both ways with tbf (e.g. 100mbit; none clears);
+#                            CLUSTER_TBF_LATENCY (50ms) bounds tbf's queue, CLUSTER_TBF_CHILD
+#                            (e.g. fq_codel) replaces its FIFO
 #   cluster_cut I / cluster_mend I   take host I's link down / up
 #   cluster_exec I CMD...    run CMD inside host I (its namespace and hostname)
 #   cluster_mpirun ARGS...   mpirun over the hosts through the agent, TCP on the bridge only,
@@ -101,7 +103,10 @@ cluster_rate() {
     [ "$where" = ns ] && run=(ip netns exec "$ns")
     "${run[@]}" tc qdisc del dev "$ifc" root 2>/dev/null || true
     # burst: at least 128 KiB, as veth hands tbf 64 KiB GSO packets; latency bounds the queue.
-    [ "$rate" = none ] || "${run[@]}" tc qdisc add dev "$ifc" root tbf rate "$rate" burst 128kb latency "${CLUSTER_TBF_LATENCY:-50ms}"
+    [ "$rate" = none ] && continue
+    "${run[@]}" tc qdisc add dev "$ifc" root handle 1: tbf rate "$rate" burst 128kb latency "${CLUSTER_TBF_LATENCY:-50ms}"
+    # CLUSTER_TBF_CHILD: the queue inside tbf (e.g. fq_codel, fq); tbf's own FIFO by default.
+    [ -z "${CLUSTER_TBF_CHILD:-}" ] || "${run[@]}" tc qdisc add dev "$ifc" parent 1:1 $CLUSTER_TBF_CHILD
   done
 }
 
