@@ -123,6 +123,12 @@ void Communicator::connect() {
               return a;
             },
             "connections from lower ranks");
+      const int64_t sockBuf = param::getInt("GDR_SOCKET_BUFFER");
+      if (sockBuf < 0 || sockBuf > (int64_t{1} << 30))
+        throw InvalidArgument(strprintf(
+            "GDR_SOCKET_BUFFER=%lld: give 0 (the kernel sizes the buffers) or 1 to 1073741824 bytes",
+            static_cast<long long>(sockBuf)));
+      const int bufBytes = static_cast<int>(sockBuf);
       for (int r : remote) {
         if (r < rank_) continue;
         std::string who = strprintf("rank %d", r);
@@ -136,7 +142,7 @@ void Communicator::connect() {
           close(fd);
           throw;
         }
-        eps_[r] = std::make_unique<transport::sock::SocketEndpoint>(fd, rank_, r, encrypt ? &keys : nullptr);
+        eps_[r] = std::make_unique<transport::sock::SocketEndpoint>(fd, rank_, r, encrypt ? &keys : nullptr, bufBytes);
         if (encrypt) ibKeys.derive(r, keys, security::kIbKeyLabel);
         security::wipe(&keys, sizeof(keys));
       }
@@ -150,7 +156,8 @@ void Communicator::connect() {
           close(fd);
           continue;
         }
-        eps_[peer] = std::make_unique<transport::sock::SocketEndpoint>(fd, rank_, peer, encrypt ? &keys : nullptr);
+        eps_[peer] = std::make_unique<transport::sock::SocketEndpoint>(fd, rank_, peer, encrypt ? &keys : nullptr,
+                                                                       bufBytes);
         if (encrypt) ibKeys.derive(peer, keys, security::kIbKeyLabel);
         --lower;
       }

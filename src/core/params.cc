@@ -62,6 +62,10 @@ const std::vector<Info> kParams = {
     {"GDR_SOCKET_IFNAME", Type::String, "",
      "Network interface for TCP (bootstrap and socket transport); default: first up, "
      "non-loopback IPv4 interface, else loopback."},
+    {"GDR_SOCKET_BUFFER", Type::Int, "4194304",
+     "SO_SNDBUF and SO_RCVBUF of each socket-transport connection, in bytes; 0: the kernel sizes "
+     "them (TCP autotuning; on the emulated 1 Gbit/s hosts it made an 8 MiB chain broadcast 1.36x "
+     "slower: bench/results/cluster.md)."},
     {"GDR_SHM_SLOT_BYTES", Type::Int, "65536", "Size of one slot of the shared-memory main lane."},
     {"GDR_SHM_SLOTS", Type::Int, "8",
      "Slots in each shared-memory main-lane FIFO (per ordered rank pair; a power of two). Messages "

@@ -30,7 +30,8 @@ const char* checkFrameHdr(const FrameHdr& h) {
   return "unknown frame type";
 }
 
-SocketEndpoint::SocketEndpoint(int fd, int /*myRank*/, int peerRank, const security::SessionKeys* keys)
+SocketEndpoint::SocketEndpoint(int fd, int /*myRank*/, int peerRank, const security::SessionKeys* keys,
+                               int bufferBytes)
     : fd_(fd), peer_(peerRank) {
   if (keys) {
     sealer_ = std::make_unique<SealPipe>(keys->send, fd);
@@ -38,9 +39,13 @@ SocketEndpoint::SocketEndpoint(int fd, int /*myRank*/, int peerRank, const secur
   }
   net::setNonBlocking(fd_, true);
   net::setNoDelay(fd_);
-  int buf = 4 << 20;
-  setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
-  setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+  // Large fixed buffers (they turn TCP's autotuning off) let a send complete
+  // once the kernel holds it, so a forwarding rank overlaps its next receive
+  // with it; 0 (GDR_SOCKET_BUFFER=0) leaves them to the kernel.
+  if (bufferBytes > 0) {
+    setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &bufferBytes, sizeof(bufferBytes));
+    setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &bufferBytes, sizeof(bufferBytes));
+  }
 }
 
 SocketEndpoint::~SocketEndpoint() {

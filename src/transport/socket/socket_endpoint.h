@@ -56,7 +56,10 @@ const char* checkFrameHdr(const FrameHdr& h);
 class SocketEndpoint final : public Endpoint {
  public:
   // `keys`: encrypt with these (GDR_ENCRYPT=1); null: plain frames.
-  SocketEndpoint(int fd, int myRank, int peerRank, const security::SessionKeys* keys = nullptr);
+  // bufferBytes: SO_SNDBUF and SO_RCVBUF (GDR_SOCKET_BUFFER); 0 leaves them to
+  // the kernel's TCP autotuning.
+  SocketEndpoint(int fd, int myRank, int peerRank, const security::SessionKeys* keys = nullptr,
+                 int bufferBytes = 4 << 20);
   ~SocketEndpoint() override;
   const char* name() const override { return "socket"; }
   int peer() const override { return peer_; }
