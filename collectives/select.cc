@@ -29,8 +29,8 @@
 //                  A rank alone on its host (every message crosses the
 //                  network) takes direct at any size from 3 ranks: over TCP
 //                  the pairwise steps drift apart, two senders then meet at
-//                  one receiver, and 4 emulated hosts on 1 Gbit/s links took
-//                  1.2-1.6x direct's time at 4-8 MiB (bench/results/cluster.md).
+//                  one receiver: 4 emulated hosts on 1 Gbit/s links took
+//                  1.03-1.8x direct's time at 1-16 MiB (bench/results/cluster.md).
 //   alltoallv      the same rules on this rank's largest block, sent or
 //                  received (ranks may differ: see alltoall.cc).
 //   barrier        dissemination.
