@@ -124,6 +124,8 @@ struct Cluster {
 
   int nranks() const { return hosts * ranksPerHost; }
   int hostOf(int rank) const { return rank / ranksPerHost; }
+  // Every rank alone on its host, as a communicator's CollArgs::aloneOnHost.
+  bool aloneOnHost() const { return ranksPerHost == 1 && nranks() > 1; }
   // Ranks per core on a host (1 when every rank has its own core).
   double oversub() const;
 };

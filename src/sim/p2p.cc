@@ -70,7 +70,7 @@ double rootedUs(const Cluster& c, bool gather, int root, size_t count, size_t el
   a.kind = coll::CollKind::AllToAllv;
   a.nranks = n;
   a.root = root;
-  a.aloneOnHost = c.ranksPerHost == 1 && n > 1;
+  a.aloneOnHost = c.aloneOnHost();
   std::vector<coll::Schedule> scheds;
   std::vector<size_t> many(n, count), one(n, 0), zero(n, 0), displ(n, 0);
   one[root] = count;

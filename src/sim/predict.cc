@@ -52,7 +52,7 @@ coll::CollArgs argsFor(const Cluster& c, const Query& q, size_t count) {
   a.nranks = c.nranks();
   a.count = count;
   a.root = q.root;
-  a.aloneOnHost = c.ranksPerHost == 1 && c.nranks() > 1;  // as the communicator sets it
+  a.aloneOnHost = c.aloneOnHost();
   if (c.chunkBytes > 0) a.chunkElems = std::max<size_t>(1, c.chunkBytes / q.elemBytes);
   if (q.kind == CollKind::AllToAllv) {
     for (int d = 0; d < a.nranks; ++d) {
