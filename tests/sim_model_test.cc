@@ -89,6 +89,23 @@ TEST(SimModel, TwoRankRingIsTheClosedForm) {
   EXPECT_NEAR(runOnce(c, coll::Algo::Ring, a), expect, expect * 1e-9);
 }
 
+// A broadcast's single copy is shared by both ranks (cma_share): two cores
+// at 2 GB/s each on one 8 MiB message. All-gather's single copies are not.
+TEST(SimModel, SharedCopyIsTwoCores) {
+  Cluster c = toyHost(2);
+  coll::CollArgs a;
+  a.kind = coll::CollKind::Broadcast;
+  a.nranks = 2;
+  a.count = (8u << 20) / 4;
+  const double bytes = 8.0 * (1 << 20), alpha = 1.0, beta = 2.0e3;  // us, bytes/us per core
+  EXPECT_NEAR(runOnce(c, coll::Algo::Binomial, a), alpha + bytes / (2 * beta), 1e-6 * bytes / beta);
+  c.cmaShare = false;
+  EXPECT_NEAR(runOnce(c, coll::Algo::Binomial, a), alpha + bytes / beta, 1e-6 * bytes / beta);
+  c.cmaShare = true;
+  EXPECT_FALSE(sharedCopy(c, coll::CollKind::AllGather));
+  EXPECT_TRUE(sharedCopy(c, coll::CollKind::Broadcast));
+}
+
 // Two links of capacity 2 (two hosts' 2 cores); f1 on the first, f2 on
 // both, f3 on the second with weight 3. Filling: at rate 0.5 the second
 // link is full (0.5 + 3x0.5), freezing f2 and f3; f1 alone takes what is

@@ -7,7 +7,7 @@ that was fitted.
 
 Calibration series (the validation reports them apart, see validate.py):
   host   (bench/results/sim/host-quiet2-small below 1 MiB, host-quiet2 from
-         1 MiB: the lead's quiet runs of main aac89ef)
+         1 MiB: the lead's quiet runs of main aac89ef; simdata.HOST_DIRS)
          np 1 all-reduce (call cost, memcpy in and out of cache),
          np 2 broadcast (per-message cost, eager and single-copy rates),
          np 2 all-reduce (latency: each call waits for the other rank's),
@@ -29,7 +29,7 @@ import re
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
-from simdata import HOST_DIRS, REPO, SIM_RESULTS, host_series, medians, predict
+from simdata import HOST_DIRS, REPO, SIM_RESULTS, host_cluster, host_series, medians, predict
 
 HOST = HOST_DIRS[0][0]  # the held host set's folders (simdata.HOST_DIRS)
 H200 = os.path.join(SIM_RESULTS, "h200x2")
@@ -180,7 +180,7 @@ def main():
     ap.add_argument("--sweeps", type=int, default=6)
     ap.add_argument("--socket-only", action="store_true",
                     help="refit link.socket.* alone, the other keys of --out as they are (a change "
-                    "to the socket model needs no host refit, which takes hours)")
+                    "to the socket model needs no host refit)")
     a = ap.parse_args()
     if a.socket_only:
         return refit_socket(a)
@@ -197,7 +197,7 @@ def main():
             if k.strip() in first or k.strip() in {p for p, _, _ in HOST_PARAMS}:
                 first[k.strip()] = float(v)
     measured = measured_host(host_series)
-    host, host_err = fit(a.gdr_sim, HOST_PARAMS, host_series, "host-shm", dict(nominal, **h200_first, **measured),
+    host, host_err = fit(a.gdr_sim, HOST_PARAMS, host_series, host_cluster(HOST), dict(nominal, **h200_first, **measured),
                          sweeps=a.sweeps, first=first)
     host.update(measured)
     # The fused kernels do not use link.nvlink (schedules over NVLink do); it

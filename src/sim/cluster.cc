@@ -128,6 +128,7 @@ const std::vector<Key>& keys() {
         bytesKey("cma_threshold", &Cluster::cmaThreshold),
         bytesKey("cma_threshold_exchange", &Cluster::cmaThresholdExchange),
         bytesKey("cma_threshold_reduce", &Cluster::cmaThresholdReduce),
+        boolKey("cma_share", &Cluster::cmaShare),
         intKey("slots", &Cluster::slots),
         bytesKey("chunk_bytes", &Cluster::chunkBytes),
         bytesKey("slot_bytes", &Cluster::slotBytes),

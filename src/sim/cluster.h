@@ -54,6 +54,10 @@ struct Cluster {
   size_t cmaThreshold = 256u << 10;         // shm: single-copy from here (per collective below)
   size_t cmaThresholdExchange = 64u << 10;  // all-gather, all-to-all(v), reduce-scatter
   size_t cmaThresholdReduce = 1u << 20;
+  // A single-copy message of a collective whose traits share the copy
+  // (broadcast) is copied by both ranks, the sender writing pieces while it
+  // would wait (GDR_SHM_CMA_SHARE): two cores on one message.
+  bool cmaShare = true;
   // A transport's FIFO per ordered pair: an eager message takes
   // ceil(bytes / slot_bytes) slots until its receiver has taken it out; a
   // sender with no free slots waits. Messages above slots x slot_bytes are

@@ -142,7 +142,8 @@ class Sim {
       m.bytes = bytes;
       const bool same = c_.hostOf(src) == c_.hostOf(dst);
       m.isEager = eager(c_, in_.kind, bytes, same);
-      m.path = in_.net->path(src, dst, !c_.device && same && singleCopy(c_, in_.kind, bytes));
+      m.path = in_.net->path(src, dst, !c_.device && same && singleCopy(c_, in_.kind, bytes),
+                             sharedCopy(c_, in_.kind));
     }
     return v[j];
   }

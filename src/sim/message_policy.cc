@@ -1,5 +1,7 @@
 #include "sim/message_policy.h"
 
+#include "core/call.h"
+
 namespace gdr::sim {
 
 bool singleCopy(const Cluster& c, coll::CollKind kind, size_t bytes) {
@@ -12,6 +14,8 @@ bool singleCopy(const Cluster& c, coll::CollKind kind, size_t bytes) {
     th = c.cmaThresholdReduce;
   return bytes >= th;
 }
+
+bool sharedCopy(const Cluster& c, coll::CollKind kind) { return c.cmaShare && traitsOf(kind).sharedCopy; }
 
 bool socketPair(const Cluster& c, bool sameHost) {
   return sameHost ? !c.device && c.hostTransport == "socket" : c.netTransport == "socket";

@@ -54,7 +54,7 @@ int Network::leafOf(int host, int nic) const {
   return host / std::max(1, c_.leafPorts / c_.nicsPerHost);
 }
 
-Path Network::path(int a, int b, bool cma) const {
+Path Network::path(int a, int b, bool cma, bool shared) const {
   Path p;
   const int ha = c_.hostOf(a), hb = c_.hostOf(b);
   if (ha == hb) {
@@ -91,6 +91,9 @@ Path Network::path(int a, int b, bool cma) const {
   const LinkParams& lp = params(c_, p.cls);
   p.latencyUs = lp.latencyUs;
   p.flowCapGBps = lp.gbps;
+  // A shared single copy: two cores at the per-core rate, the same bytes
+  // on the host's cores and memory.
+  if (p.cls == LinkClass::ShmCma && shared) p.flowCapGBps *= 2;
   return p;
 }
 

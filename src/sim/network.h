@@ -44,7 +44,7 @@ class Network {
   double capacity(int link) const { return capacity_[link]; }
   // The path of a `bytes` message from rank a to rank b (a != b); `cma`
   // says whether a host-memory message goes single-copy.
-  Path path(int a, int b, bool cma) const;
+  Path path(int a, int b, bool cma, bool shared = false) const;
   // Work of one core on `host` (a host process's copy, reduction or call
   // cost) as a flow on the host's cores: one core at most, so 1 byte is a
   // nanosecond of one core (see Cluster::coresPerHost).

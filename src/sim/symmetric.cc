@@ -73,7 +73,7 @@ class Walker {
     double cap = 1e30;
     for (int r = 0; r < n_; ++r) {
       const int peer = apply(rel, r, n_);
-      const Path p = in_.net->path(r, peer, cma && c_.hostOf(r) == c_.hostOf(peer));
+      const Path p = in_.net->path(r, peer, cma && c_.hostOf(r) == c_.hostOf(peer), sharedCopy(c_, in_.kind));
       if (p.flowCapGBps > 0) cap = std::min(cap, p.flowCapGBps);
       rd.latency += (p.latencyUs - inlineSavedUs(c_, p, bytes)) / n_;
       for (int i = 0; i < p.nlinks; ++i) {
@@ -93,7 +93,8 @@ class Walker {
   Path pathOf(Rel rel, size_t bytes) const {
     const int peer = apply(rel, 0, n_);
     return in_.net->path(
-        0, peer, !c_.device && c_.hostOf(0) == c_.hostOf(peer) && singleCopy(c_, in_.kind, bytes));
+        0, peer, !c_.device && c_.hostOf(0) == c_.hostOf(peer) && singleCopy(c_, in_.kind, bytes),
+        sharedCopy(c_, in_.kind));
   }
 
   // Starts a send's flow once it may start; rank 0's overlapping flows split the rate.
