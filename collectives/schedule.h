@@ -119,6 +119,12 @@ bool supports(Algo algo, const CollArgs& args);
 
 // Builds the schedule; throws InvalidArgument if !supports(algo, args).
 Schedule build(Algo algo, const CollArgs& args);
+// Whether a host rank runs `s` without the executor's runner, by its shape
+// (short_schedules.cc): one message step, or up to 8 steps with local
+// copies only after the messages and no Reduce step. The paths themselves
+// also hand a schedule back when its memory overlaps; gdr-sim prices the
+// shape.
+bool runsWithoutRunner(const Schedule& s);
 
 // Picks an algorithm for `args` with messages of `bytes` total: GDR_ALGO when
 // it names one that supports the case (else a logged fallback), else by size

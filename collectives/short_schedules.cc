@@ -80,6 +80,26 @@ bool runSingleMessage(Links& comm, const Schedule& sched, const HostBuffers& buf
 // wait for the sends, and the sends complete before the call returns.
 constexpr size_t kShortSteps = 8;
 
+}  // namespace detail
+
+bool runsWithoutRunner(const Schedule& s) {
+  const size_t n = s.steps.size();
+  if (n == 0 || n > detail::kShortSteps) return false;
+  bool copies = false;
+  for (const Step& st : s.steps) {
+    if (st.kind == StepKind::Reduce) return false;
+    if (st.kind == StepKind::Copy) {
+      if (n == 1) return false;
+      copies = true;
+    } else if (copies) {
+      return false;
+    }
+  }
+  return true;
+}
+
+namespace detail {
+
 bool runShort(Links& comm, const Schedule& sched, const HostBuffers& bufs, transport::ReduceFn fn,
               const transport::OpSig& sig, const int* peerOf) {
   const size_t n = sched.steps.size();

@@ -106,6 +106,34 @@ TEST(SimModel, SharedCopyIsTwoCores) {
   EXPECT_TRUE(sharedCopy(c, coll::CollKind::Broadcast));
 }
 
+// Which schedules the host ranks run without the runner (their message
+// steps cost short_send_us): one message, or a few with copies after them.
+TEST(SimModel, RunnerFreeSchedulesCostShortSends) {
+  coll::CollArgs a;
+  a.kind = coll::CollKind::Broadcast;
+  a.nranks = 4;
+  a.count = 2;
+  for (const coll::Schedule& s : allRanks(coll::Algo::Binomial, a)) EXPECT_TRUE(coll::runsWithoutRunner(s));
+  a.kind = coll::CollKind::AllReduce;
+  a.count = 1u << 20;
+  a.chunkElems = 1u << 14;  // 16 chunks a block: many steps
+  for (const coll::Schedule& s : allRanks(coll::Algo::Ring, a)) EXPECT_FALSE(coll::runsWithoutRunner(s));
+  coll::Schedule odd;
+  const coll::Region r0{coll::BufId::Output, 0, 1};
+  odd.steps.push_back(step(coll::StepKind::Copy, -1, coll::Region{coll::BufId::Input, 0, 1}, r0));
+  odd.steps.push_back(step(coll::StepKind::Send, 1, r0, {}));
+  EXPECT_FALSE(coll::runsWithoutRunner(odd));  // a copy before a message: the runner's
+
+  Cluster c = toyHost(2);
+  c.sendUs = 1.0;
+  a.kind = coll::CollKind::Broadcast;
+  a.nranks = 2;
+  a.count = 2;
+  const double runner = runOnce(c, coll::Algo::Binomial, a);
+  c.shortSendUs = 0.25;
+  EXPECT_LT(runOnce(c, coll::Algo::Binomial, a), runner - 0.5);
+}
+
 // Two links of capacity 2 (two hosts' 2 cores); f1 on the first, f2 on
 // both, f3 on the second with weight 3. Filling: at rate 0.5 the second
 // link is full (0.5 + 3x0.5), freezing f2 and f3; f1 alone takes what is

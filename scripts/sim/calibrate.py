@@ -6,10 +6,11 @@ closed-form first guesses), so the model that is validated is the model
 that was fitted.
 
 Calibration series (the validation reports them apart, see validate.py):
-  host   (bench/results/sim/host-quiet2-small below 1 MiB, host-quiet2 from
-         1 MiB: the lead's quiet runs of main aac89ef; simdata.HOST_DIRS)
+  host   (bench/results/sim/host-s19-small below 1 MiB, host-s19 from
+         1 MiB: the lead's quiet runs of main d62b330; simdata.HOST_DIRS)
          np 1 all-reduce (call cost, memcpy in and out of cache),
-         np 2 broadcast (per-message cost, eager and single-copy rates),
+         np 2 broadcast (per-message cost without the runner, short_send_us;
+         eager, single-copy and shared single-copy rates),
          np 2 all-reduce (latency: each call waits for the other rank's),
          np 2 reduce (reduction rates), np 2 all-to-all-v (its schedule
          built per call, build_us), np 4 and np 8 all-reduce (ranks taking
@@ -45,13 +46,13 @@ SOCKET_MIN = 1 << 20
 
 # (key, first guess, is an integer)
 HOST_PARAMS = [
-    ("launch_us", 0.1, False), ("send_us", 0.05, False), ("link.shm.latency_us", 0.2, False), ("link.shm.gbps", 5.0, False),
+    ("launch_us", 0.1, False), ("send_us", 0.05, False), ("short_send_us", 0.05, False), ("link.shm.latency_us", 0.2, False), ("link.shm.gbps", 5.0, False),
     ("link.shm_cma.latency_us", 1.0, False), ("link.shm_cma.gbps", 8.0, False), ("copy_gbps", 30.0, False),
     ("reduce_gbps", 10.0, False), ("yield_us", 0.6, False), ("lane_us", 0.2, False), ("build_us", 0.05, False),
     ("cache_bytes", 4 << 20, True),
     ("mem.shm_cma_gbps", 3.0, False), ("mem.copy_gbps", 3.0, False),
     ("mem.reduce_gbps", 3.0, False), ("far_bytes", 128 << 20, True), ("far_factor", 0.6, False),
-    ("cma_mem_gbps", 12.0, False),
+    ("cma_mem_gbps", 12.0, False), ("cma_share_gain", 2.0, False),
 ]
 H200_PARAMS = [("kernel.launch_us", 7.5, False), ("kernel.store_gbps", 300.0, False),
                ("kernel.reduce_gbps", 2000.0, False)]
@@ -114,8 +115,10 @@ def host_guesses(series):
     np1, b2, a2, r2 = (m for _, _, m in series[:4])
     g = {}
     g["launch_us"] = band(np1, 4, 1024)
-    g["send_us"] = max(0.01, band(b2, 4, 64) - g["launch_us"])
-    g["link.shm.latency_us"] = max(0.05, band(a2, 4, 64) - g["launch_us"] - 2 * g["send_us"])
+    # np 2 broadcast runs without the runner: its per-message cost is short_send_us.
+    g["short_send_us"] = max(0.01, band(b2, 4, 64) - g["launch_us"])
+    g["send_us"] = 0.25
+    g["link.shm.latency_us"] = max(0.05, band(a2, 4, 64) - g["launch_us"] - 2 * g["short_send_us"])
     g["link.shm_cma.latency_us"] = g["link.shm.latency_us"] * 4
     g["link.shm.gbps"] = rate(b2, 16 << 10, 128 << 10, band(b2, 4, 64))
     g["copy_gbps"] = rate(np1, 32 << 10, 128 << 10, g["launch_us"])
@@ -213,7 +216,7 @@ def main():
     nvl = {"link.nvlink.gbps": kern["kernel.store_gbps"],
            "link.nvlink.latency_us": max(0.1, pp / 2 - kern["kernel.launch_us"]) if pp else 1.0}
     head = ("# gdr-sim calibration, written by scripts/sim/calibrate.py on %s UTC from\n"
-            "# bench/results/sim/host-quiet2-small + host-quiet2 (np 1 allreduce, np 2 bcast + allreduce + reduce + alltoallv,\n"
+            "# bench/results/sim/host-s19-small + host-s19 (np 1 allreduce, np 2 bcast + allreduce + reduce + alltoallv,\n"
             "# np 4 + 8 allreduce; medians of the runs; inline_us read off np 2 allreduce, not fitted)\n"
             "# and bench/results/sim/h200x2 (allgather, bcast, reducescatter; h200x2.md ping-pong 8 B).\n"
             "# and bench/results/sim/socket (np 2 bcast + allreduce from 1 MiB: link.socket.*, 1 Gbit/s shaped veths).\n"

@@ -113,23 +113,25 @@ COLLS = ["allreduce", "allgather", "reducescatter", "bcast", "reduce", "alltoall
 
 
 # Host-memory sets: (folders under bench/results/sim, name in the table,
-# whether the error bar applies). The held set is the lead's quiet run on
-# main aac89ef: below 1 MiB from host-quiet2-small (--iters 2000, three
-# runs), from 1 MiB from host-quiet2 (--iters 100, four runs). Beside it,
-# not held: host-s19 (+ host-s19-small), the same measurement of main
-# d62b330 (session 19), where the model fitted to aac89ef misses the host
-# path's changes since (bench/results/simulator.md, "The library moved");
-# host-quiet3, the seven held series that missed or explain a miss,
-# re-measured from 1 MiB at 20 calls per size on main f9493be in a freeze
-# (2026-12-02 03:45-03:49 UTC: 10-50% slower than host-quiet2 at the same
-# sizes, a different machine state, so a check beside the held set rather
-# than a replacement); the earlier quiet set of main b5bb831 (an older host call path,
-# 2-3x slower at small sizes), the loaded set (other builds on the 2 cores,
-# load 8-22) and the 2026-11-29 one (an older build and selector).
+# whether the error bar applies). The held set is the lead's quiet run of
+# main d62b330 (session 19, 2026-12-03 17:48-18:13 UTC): below 1 MiB from
+# host-s19-small (--iters 2000, three runs), from 1 MiB from host-s19
+# (--iters 100, four runs), both by scripts/sim/measure-host.sh. It replaced
+# the same measurement of main aac89ef (host-quiet2-small + host-quiet2,
+# 2026-12-01), kept beside it as host-aac89ef: the host path changed in
+# between (runner-free short schedules, a broadcast's single copy shared by
+# both ranks), so those runs no longer measure the library the model
+# describes (bench/results/simulator.md, "The library moved"). Not held
+# either: host-quiet3, seven series re-measured from 1 MiB on main f9493be
+# in a freeze; the quiet set of main b5bb831 (an older host call path, 2-3x
+# slower at small sizes), the loaded set (other builds on the 2 cores, load
+# 8-22) and the 2026-11-29 one (an older build and selector).
 # A folder's cluster.txt (the first folder's), where it has one, describes
-# what that build's library did (the sets before a41a81e: no shared copy).
-HOST_DIRS = [(("host-quiet2-small", "host-quiet2"), "host", True),
-             (("host-s19-small", "host-s19"), "host-d62b330", False),
+# what that build's library did (the sets before a41a81e: no shared copy;
+# every set here but the held one predates the runner-free paths' pricing,
+# which the calibration fits only on the held set).
+HOST_DIRS = [(("host-s19-small", "host-s19"), "host", True),
+             (("host-quiet2-small", "host-quiet2"), "host-aac89ef", False),
              (("host-quiet3",), "host-f9493be", False),
              (("host-quiet",), "host-b5bb831", False),
              (("host",), "host-loaded", False), (("host-quiet-1129",), "host-1129", False)]

@@ -58,6 +58,10 @@ struct Cluster {
   // (broadcast) is copied by both ranks, the sender writing pieces while it
   // would wait (GDR_SHM_CMA_SHARE): two cores on one message.
   bool cmaShare = true;
+  double cmaShareGain = 2.0;  // the shared copy's rate over one core's (fitted: np 2 broadcast)
+  // A message step's own cost on a host rank whose schedule runs without
+  // the executor's runner (coll::runsWithoutRunner); negative: send_us.
+  double shortSendUs = -1;
   // A transport's FIFO per ordered pair: an eager message takes
   // ceil(bytes / slot_bytes) slots until its receiver has taken it out; a
   // sender with no free slots waits. Messages above slots x slot_bytes are

@@ -64,6 +64,7 @@ class Sim {
     // A rank waiting for its turn is not polling the header line when the
     // message lands, so an inline message saves it nothing.
     if (useTurns_) flat_.inlineUs = 0;
+    for (const coll::Schedule& sc : s) runnerFree_.push_back(coll::runsWithoutRunner(sc) ? 1 : 0);
   }
 
   EngineResult run() {
@@ -361,7 +362,7 @@ class Sim {
             return;
           }
           blockedOn_[r] = kNone;
-          if (!cpu(r, t, sendUs(cost_))) return;
+          if (!cpu(r, t, sendUs(cost_, runnerFree_[r]))) return;
           slotsUsed_[pair] += need;
           const int id = message(r, st.peer, nextIndex(sendCount_, r, st.peer), bytes);
           msgs_[id].sendPost = t;
@@ -424,10 +425,10 @@ class Sim {
             double work = st.kind == StepKind::RecvReduce ? reduceUs(cost_, bytes) : 0.0;
             if (cpuTask_[r] < 0) t = std::max(t, m.arrival);
             if (m.isEager)
-              work += sendUs(cost_) + copyOutUs(cost_, m.path, bytes) + laneUs(c_, m.path, bytes);
+              work += sendUs(cost_, runnerFree_[r]) + copyOutUs(cost_, m.path, bytes) + laneUs(c_, m.path, bytes);
             if (!cpu(r, t, work)) return;
           } else {
-            t = receiveDoneUs(c_, st, bytes, t, m.arrival, m.isEager, m.recvPost, m.path);
+            t = receiveDoneUs(c_, st, bytes, t, m.arrival, m.isEager, m.recvPost, m.path, runnerFree_[r]);
           }
           waiting_[r] = -1;
           releaseSlots(m, t);
@@ -568,6 +569,7 @@ class Sim {
   std::unordered_map<uint64_t, std::deque<int>> wireQueue_;  // socket pair: ready, next in order
   double firstFinish_;
   bool cpuShared_;  // ranks time-share their host's cores (more ranks than cores)
+  std::vector<char> runnerFree_;  // per rank: its schedule runs without the runner (send costs)
   Cluster flat_;    // c_ without the cores-per-rank factor (the costs of one core)
   const Cluster& cost_;
   std::vector<int> cpuTask_;         // per rank: the CPU work it waits for, or -1

@@ -91,9 +91,9 @@ Path Network::path(int a, int b, bool cma, bool shared) const {
   const LinkParams& lp = params(c_, p.cls);
   p.latencyUs = lp.latencyUs;
   p.flowCapGBps = lp.gbps;
-  // A shared single copy: two cores at the per-core rate, the same bytes
-  // on the host's cores and memory.
-  if (p.cls == LinkClass::ShmCma && shared) p.flowCapGBps *= 2;
+  // A shared single copy: two cores at the per-core rate (cma_share_gain),
+  // the same bytes on the host's cores and memory.
+  if (p.cls == LinkClass::ShmCma && shared) p.flowCapGBps *= c_.cmaShareGain;
   return p;
 }
 

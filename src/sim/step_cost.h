@@ -24,6 +24,10 @@ inline double copyUs(const Cluster& c, size_t bytes) {
   return c.device ? 0.0 : cpuUs(c, bytes, c.copyGBps);
 }
 inline double sendUs(const Cluster& c) { return c.sendUs * c.oversub(); }
+// The same for a schedule that runs without the runner (cluster.h short_send_us).
+inline double sendUs(const Cluster& c, bool runnerFree) {
+  return runnerFree && !c.device && c.shortSendUs >= 0 ? c.shortSendUs * c.oversub() : sendUs(c);
+}
 // What a message in its slot's header line saves (cluster.h inline_bytes).
 inline double inlineSavedUs(const Cluster& c, const Path& p, size_t bytes) {
   const bool inl = !c.device && p.cls == LinkClass::Shm && bytes <= c.inlineBytes;
@@ -57,10 +61,11 @@ inline double copyOutUs(const Cluster& c, const Path& p, size_t bytes) {
 // at `arrival`: an eager one no earlier than the receiver's own message
 // cost and copy-out; a RecvReduce adds the reduction.
 inline double receiveDoneUs(const Cluster& c, const coll::Step& st, size_t bytes, double t,
-                            double arrival, bool isEager, double recvPost, const Path& p) {
+                            double arrival, bool isEager, double recvPost, const Path& p,
+                            bool runnerFree = false) {
   t = t > arrival ? t : arrival;
   if (isEager) {
-    const double own = recvPost + sendUs(c) + copyOutUs(c, p, bytes) + laneUs(c, p, bytes);
+    const double own = recvPost + sendUs(c, runnerFree) + copyOutUs(c, p, bytes) + laneUs(c, p, bytes);
     t = t > own ? t : own;
   }
   if (st.kind == coll::StepKind::RecvReduce) t += reduceUs(c, bytes);
