@@ -483,6 +483,7 @@ void IbEndpoint::checkPeer() {
     if (sideError_) std::rethrow_exception(std::exchange(sideError_, nullptr));
     side_->checkPeer();  // an abort notice waiting there says why
     takePeerNotices();
+    checkPorts();
   } else if (!sideError_) {
     // Nothing owed, but the peer may still be waiting on this side: a
     // question about zero-copy writes of a receive completed here, or a QP

@@ -266,6 +266,9 @@ class IbEndpoint final : public Endpoint {
   void tellDown(int q, int status);  // the QP-down notice to the peer (qp_notice.h)
   bool portActive(int q) const;  // whether QP q's port is still active
   bool portGoing(int q) const;   // whether it is down, or goes down within 100 ms
+  // A slow wait's look at the live QPs' ports (every kPortCheck): a port
+  // found down takes its QPs out of service, as a failed completion would.
+  void checkPorts();
   bool resendChunks(uint64_t consumed);
   // The peer's notices of QPs it took down: this side's end of each goes to
   // the error state, so its writes flush and fail over now.
@@ -329,6 +332,7 @@ class IbEndpoint final : public Endpoint {
   std::unique_ptr<PeerCc> cc_;  // per device: bytes in flight and the chunk size it allows
   std::unique_ptr<Endpoint> side_;
   SideLiveness liveness_;  // of the peer, from side_ (slow waits only)
+  std::chrono::steady_clock::time_point nextPortCheck_{};  // checkPorts
   std::exception_ptr sideError_;  // what side_ said while nothing was owed (checkPeer)
   std::vector<ibv_qp*> qps_;
   std::vector<uint32_t> psn_;

@@ -134,6 +134,34 @@ bool IbEndpoint::portGoing(int q) const {
   return false;
 }
 
+// A port that went down with no completion to say so: rxe (6.1) can leave
+// the writes in flight on its QPs neither completed nor failed once the
+// link is down (a zero-copy step with the link taken down 70 ms into a
+// collective hung until GDR_TIMEOUT_MS in 1 of 4 boots, session 19, with
+// no failed completion on either side). A wait that owes the peer
+// something asks the live QPs' ports every kPortCheck; one found down
+// takes its QPs out of service (their work flushes and moves, as after a
+// failed completion) and tells the peer, whose end of them then fails over
+// instead of waiting out its retries.
+void IbEndpoint::checkPorts() {
+  constexpr std::chrono::milliseconds kPortCheck{50};
+  if (!cfg_.failover || !side_ || lanes_.liveCount() < 2) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now < nextPortCheck_) return;
+  nextPortCheck_ = now + kPortCheck;
+  for (int q = 0; q < cfg_.nQps && lanes_.liveCount() > 1; ++q) {
+    if (!lanes_.live(q) || portActive(q)) continue;
+    const std::string& dev = deviceOf(q).name();
+    if (firstReport(dev, static_cast<int>(portOf(q).num)))
+      GDR_WARN(kNet,
+               "rank %d: %s port %u to rank %d is down with no failed completion: its QPs leave "
+               "service and their chunks go over the QP(s) left",
+               cfg_.myRank, dev.c_str(), portOf(q).num, cfg_.peerRank);
+    takeDown(q, IBV_WC_WR_FLUSH_ERR, "its port is down");
+    tellDown(q, IBV_WC_WR_FLUSH_ERR);
+  }
+}
+
 void IbEndpoint::qpDown(int q, const ibv_wc& wc, bool idle) {
   const unsigned port = portOf(q).num;
   const std::string& dev = deviceOf(q).name();
