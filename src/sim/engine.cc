@@ -425,7 +425,8 @@ class Sim {
             double work = st.kind == StepKind::RecvReduce ? reduceUs(cost_, bytes) : 0.0;
             if (cpuTask_[r] < 0) t = std::max(t, m.arrival);
             if (m.isEager)
-              work += sendUs(cost_, runnerFree_[r]) + copyOutUs(cost_, m.path, bytes) + laneUs(c_, m.path, bytes);
+              work += sendUs(cost_, runnerFree_[r]) + copyOutUs(cost_, m.path, bytes) +
+                      laneUs(c_, m.path, bytes);
             if (!cpu(r, t, work)) return;
           } else {
             t = receiveDoneUs(c_, st, bytes, t, m.arrival, m.isEager, m.recvPost, m.path, runnerFree_[r]);

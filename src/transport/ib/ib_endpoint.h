@@ -269,6 +269,7 @@ class IbEndpoint final : public Endpoint {
   // A slow wait's look at the live QPs' ports (every kPortCheck): a port
   // found down takes its QPs out of service, as a failed completion would.
   void checkPorts();
+  void takePortDown(int q, int status, const char* why);  // q's port: its live QPs (and the peer's)
   bool resendChunks(uint64_t consumed);
   // The peer's notices of QPs it took down: this side's end of each goes to
   // the error state, so its writes flush and fail over now.

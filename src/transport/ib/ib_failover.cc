@@ -72,12 +72,7 @@ bool IbEndpoint::failover(const ibv_wc& wc, int d) {
     // reported yet. rxe left writes on such a QP neither completed nor
     // failed for a minute once its link had gone down mid-transfer
     // (session 17), so they are taken out now and their work flushes.
-    if (!portActive(q))
-      for (int o = 0; o < cfg_.nQps; ++o)
-        if (o != q && lanes_.live(o) && lanes_.port(o) == lanes_.port(q) && lanes_.liveCount() > 1) {
-          takeDown(o, wc.status, "its port went down");
-          tellDown(o, wc.status);
-        }
+    if (!portActive(q)) takePortDown(q, wc.status, "its port went down");
   }
   // From here on every completion of q is its queue being flushed.
   const WrKind kind = wrKind(wc.wr_id);
@@ -150,16 +145,25 @@ void IbEndpoint::checkPorts() {
   if (now < nextPortCheck_) return;
   nextPortCheck_ = now + kPortCheck;
   for (int q = 0; q < cfg_.nQps && lanes_.liveCount() > 1; ++q) {
-    if (!lanes_.live(q) || portActive(q)) continue;
+    if (!lanes_.live(q) || portActive(q)) continue;  // one query per port: the rest leave with q
     const std::string& dev = deviceOf(q).name();
     if (firstReport(dev, static_cast<int>(portOf(q).num)))
       GDR_WARN(kNet,
                "rank %d: %s port %u to rank %d is down with no failed completion: its QPs leave "
                "service and their chunks go over the QP(s) left",
                cfg_.myRank, dev.c_str(), portOf(q).num, cfg_.peerRank);
-    takeDown(q, IBV_WC_WR_FLUSH_ERR, "its port is down");
-    tellDown(q, IBV_WC_WR_FLUSH_ERR);
+    takePortDown(q, IBV_WC_WR_FLUSH_ERR, "its port is down");
   }
+}
+
+// Every live QP on q's port out of service, the peer told of each; the
+// last live QP of the connection stays (its own completions decide).
+void IbEndpoint::takePortDown(int q, int status, const char* why) {
+  for (int o = 0; o < cfg_.nQps; ++o)
+    if (lanes_.live(o) && lanes_.port(o) == lanes_.port(q) && lanes_.liveCount() > 1) {
+      takeDown(o, status, why);
+      tellDown(o, status);
+    }
 }
 
 void IbEndpoint::qpDown(int q, const ibv_wc& wc, bool idle) {
