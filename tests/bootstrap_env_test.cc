@@ -2,7 +2,10 @@
 // (pure logic over a fake environment), and a real rendezvous at
 // GDR_COMM_ID with forked ranks, rank 0 serving it.
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -144,9 +147,24 @@ TEST(BootstrapEnv, ForcedChoiceSkipsTheSearch) {
 }
 
 // A fresh port each run, so parallel runs on one machine do not collide.
+// It lies below Linux's ephemeral range (32768 up), which the kernel hands
+// to outgoing connections (another test's, or this one's own ranks'), and it
+// is free when chosen: a random pick in 20000-40000 once landed on a port in
+// use and failed CI.
 int freePort() {
   std::mt19937 g(std::random_device{}());
-  return 20000 + static_cast<int>(g() % 20000);
+  for (int tries = 0; tries < 100; ++tries) {
+    const int port = 20000 + static_cast<int>(g() % 12000);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool ok = fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    if (fd >= 0) close(fd);
+    if (ok) return port;
+  }
+  return 20000 + static_cast<int>(g() % 12000);
 }
 
 std::string writeKey() {
