@@ -106,6 +106,34 @@ TEST(SimModel, SharedCopyIsTwoCores) {
   EXPECT_TRUE(sharedCopy(c, coll::CollKind::Broadcast));
 }
 
+// A broadcast is in place: its footprint is one buffer per rank, so an
+// 8 MiB broadcast on 2 ranks (16 MiB) runs at the cache rates in a 20 MiB
+// cache, where an all-reduce of the same size (input and output: 32 MiB)
+// spills to memory.
+TEST(SimModel, BroadcastFootprintIsOneBuffer) {
+  Cluster c = toyHost(2);
+  c.cacheBytes = 20u << 20;
+  c.shmCmaMemGBps = 0.2;  // memory ten times slower than cache
+  c.copyMemGBps = 10.0;
+  c.reduceMemGBps = 0.1;
+  Query q;
+  q.kind = coll::CollKind::Broadcast;
+  q.bytes = 8u << 20;
+  q.forced = true;
+  q.algo = coll::Algo::Binomial;
+  const double inCache = predict(c, q).timeUs;
+  c.cacheBytes = 0;  // no cache model: the cache rates everywhere
+  EXPECT_DOUBLE_EQ(predict(c, q).timeUs, inCache);
+  c.cacheBytes = 12u << 20;  // now the 16 MiB spill
+  EXPECT_GT(predict(c, q).timeUs, 2 * inCache);
+  c.cacheBytes = 20u << 20;
+  q.kind = coll::CollKind::AllReduce;
+  q.algo = coll::Algo::Ring;
+  const double spilled = predict(c, q).timeUs;
+  c.cacheBytes = 0;
+  EXPECT_GT(spilled, 2 * predict(c, q).timeUs);
+}
+
 // Which schedules the host ranks run without the runner (their message
 // steps cost short_send_us): one message, or a few with copies after them.
 TEST(SimModel, RunnerFreeSchedulesCostShortSends) {

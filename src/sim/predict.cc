@@ -66,9 +66,11 @@ coll::CollArgs argsFor(const Cluster& c, const Query& q, size_t count) {
 }
 
 // The bytes one call's buffers span per rank (input and output; all-to-all
-// and the gathers hold n blocks).
+// and the gathers hold n blocks; a broadcast is in place: one buffer).
 double footprintPerRank(CollKind k, size_t bytes, int n) {
   switch (k) {
+    case CollKind::Broadcast:
+      return static_cast<double>(bytes);
     case CollKind::AllGather:
     case CollKind::ReduceScatter:
       return static_cast<double>(bytes) * (1.0 + 1.0 / n);
