@@ -134,6 +134,26 @@ TEST(SimModel, BroadcastFootprintIsOneBuffer) {
   EXPECT_GT(spilled, 2 * predict(c, q).timeUs);
 }
 
+// A yield costs yield_us up to 2 ranks per core and yield_growth times more
+// per doubling beyond; the default growth keeps the earlier rule
+// (yield_us x (ranks per core - 1)) at 2 and 4 ranks per core.
+TEST(SimModel, YieldCostGrowsPerDoublingOfRanksPerCore) {
+  Cluster c = toyHost(4);
+  c.coresPerHost = 2;
+  c.yieldUs = 0.5;
+  EXPECT_DOUBLE_EQ(yieldCostUs(c), 0.5);
+  c.ranksPerHost = 8;
+  EXPECT_DOUBLE_EQ(yieldCostUs(c), 0.5 * 3);
+  c.yieldGrowth = 1.5;
+  EXPECT_DOUBLE_EQ(yieldCostUs(c), 0.75);
+  c.ranksPerHost = 16;
+  EXPECT_DOUBLE_EQ(yieldCostUs(c), 0.5 * 1.5 * 1.5);
+  c.ranksPerHost = 3;  // 1.5 per core: no less than at 2
+  EXPECT_DOUBLE_EQ(yieldCostUs(c), 0.5);
+  c.yieldGrowth = 0;
+  EXPECT_THROW(validate(c), InvalidArgument);
+}
+
 // Which schedules the host ranks run without the runner (their message
 // steps cost short_send_us): one message, or a few with copies after them.
 TEST(SimModel, RunnerFreeSchedulesCostShortSends) {
@@ -278,7 +298,8 @@ TEST(SimModel, RanksTakeTurnsOnTheCores) {
 
   Cluster c = toyHost(3);
   c.coresPerHost = 1;
-  c.yieldUs = 0.5;  // x (3 ranks per core - 1): a turn handed on costs 1 us
+  c.yieldUs = 1.0;  // a turn handed on costs 1 us (no growth)
+  c.yieldGrowth = 1.0;
   Turns t(c, 3);
   const std::vector<Turns::Next> first = t.start();
   ASSERT_EQ(first.size(), 1u);

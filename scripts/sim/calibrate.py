@@ -14,7 +14,8 @@ Calibration series (the validation reports them apart, see validate.py):
          np 2 all-reduce (latency: each call waits for the other rank's),
          np 2 reduce (reduction rates), np 2 all-to-all-v (its schedule
          built per call, build_us), np 4 and np 8 all-reduce (ranks taking
-         turns on 2 cores: the cost of a yield, yield_us)
+         turns on 2 cores: the cost of a yield, yield_us, and how it grows
+         from 2 to 4 ranks per core, yield_growth)
   2xH200 all-gather and broadcast (kernel launch, NVLink stores),
          reduce-scatter (kernel reduction rate), send/recv ping-pong 8 B
   socket np 2 broadcast and all-reduce from 1 MiB over 1 Gbit/s shaped
@@ -48,7 +49,7 @@ SOCKET_MIN = 1 << 20
 HOST_PARAMS = [
     ("launch_us", 0.1, False), ("send_us", 0.05, False), ("short_send_us", 0.05, False), ("link.shm.latency_us", 0.2, False), ("link.shm.gbps", 5.0, False),
     ("link.shm_cma.latency_us", 1.0, False), ("link.shm_cma.gbps", 8.0, False), ("copy_gbps", 30.0, False),
-    ("reduce_gbps", 10.0, False), ("yield_us", 0.6, False), ("lane_us", 0.2, False), ("build_us", 0.05, False),
+    ("reduce_gbps", 10.0, False), ("yield_us", 0.6, False), ("yield_growth", 3.0, False), ("lane_us", 0.2, False), ("build_us", 0.05, False),
     ("cache_bytes", 4 << 20, True),
     ("mem.shm_cma_gbps", 3.0, False), ("mem.copy_gbps", 3.0, False),
     ("mem.reduce_gbps", 3.0, False), ("far_bytes", 128 << 20, True), ("far_factor", 0.6, False),
@@ -129,6 +130,7 @@ def host_guesses(series):
     g["reduce_gbps"] = 1.0 / max(1e-3, 1.0 / red - 1.0 / g["link.shm.gbps"]) if red else 10.0
     g["mem.reduce_gbps"] = g["mem.copy_gbps"]
     g["yield_us"] = 0.6
+    g["yield_growth"] = 3.0
     g["lane_us"] = 0.2
     g["build_us"] = 0.05
     g["cma_mem_gbps"] = 12.0

@@ -147,6 +147,7 @@ const std::vector<Key>& keys() {
         numKey("inline_us", &Cluster::inlineUs),
         numKey("spin_us", &Cluster::spinUs),
         numKey("yield_us", &Cluster::yieldUs),
+        numKey("yield_growth", &Cluster::yieldGrowth),
         numKey("lane_us", &Cluster::laneUs),
         numKey("build_us", &Cluster::buildUs),
         numKey("cma_mem_gbps", &Cluster::cmaMemGBps),
@@ -341,6 +342,8 @@ void validate(const Cluster& c) {
                 c.nicsPerHost, c.treeLevels, c.leafPorts);
   GDR_CHECK_ARG(c.oversubscription >= 1.0, "cluster %s: oversubscription %.2f is below 1",
                 c.name.c_str(), c.oversubscription);
+  GDR_CHECK_ARG(c.yieldGrowth > 0, "cluster %s: yield_growth %g must be above 0", c.name.c_str(),
+                c.yieldGrowth);
   auto need = [&](LinkClass cls) {
     GDR_CHECK_ARG(c.link[static_cast<int>(cls)].gbps > 0,
                   "cluster %s: link.%s.gbps is not calibrated (give a calibration file)",

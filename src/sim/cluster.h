@@ -103,6 +103,12 @@ struct Cluster {
   // than quantum_us is preempted when another of its core's ranks waits
   // (spin_us and sched_us are then not used).
   double yieldUs = 0;
+  // A yield's cost is yield_us at 2 ranks per core (or fewer) and grows by
+  // yield_growth per doubling of ranks per core: the process the core
+  // switches to finds less of its state in the caches the more share them.
+  // 3 is the rule before session 20 (yield_us x (ranks per core - 1) at 2
+  // and 4 ranks per core); the calibration fits it.
+  double yieldGrowth = 3.0;
   // An eager shm message on the main lane (above small_lane_bytes): receiver
   // CPU per message, x ranks per core where they outnumber the cores.
   double laneUs = 0;

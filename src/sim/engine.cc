@@ -119,6 +119,7 @@ class Sim {
     } else {
       res.timeUs = iters() > 1 ? (last - firstFinish_) / (iters() - 1 - warmup()) : last;
     }
+    res.yieldsPerCall = static_cast<double>(yields_) / n_ / iters();
     for (const Msg& m : msgs_)
       if (!m.done)
         throw InternalError(
@@ -458,6 +459,7 @@ class Sim {
       return;
     }
     const bool dry = progress_[r] == mark_[r];
+    ++yields_;
     t += turns_.yieldUs();
     give(turns_.pass(r, t, true, dry));
   }
@@ -581,6 +583,7 @@ class Sim {
   size_t cpuTasks_ = 0;
   bool useTurns_;  // ranks take turns on their cores (sim/turns.h)
   Turns turns_;
+  size_t yields_ = 0;  // every rank's, all calls
   const Cluster& lat_;  // latencies: without sched_us where ranks take turns
   bool window_;         // a benchmark's window (EngineInput::timedCalls), not the steady period
   std::vector<double> finish_;          // per rank: when its last call ended

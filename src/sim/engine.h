@@ -56,6 +56,9 @@ struct EngineResult {
   double timeUs = 0;  // per call (see iterations), launch included
   size_t messages = 0;
   size_t events = 0;
+  // Where ranks take turns: the yields per rank per call (what `perf stat -e
+  // syscalls:sys_enter_sched_yield` counts on the machine; 0 otherwise).
+  double yieldsPerCall = 0;
 };
 
 // Runs all ranks' schedules (one per rank, rank order); throws

@@ -162,6 +162,7 @@ Prediction predict(const Cluster& given, const Query& q) {
   }
   p.timeUs = r.timeUs;
   p.messages = r.messages;
+  p.yieldsPerCall = r.yieldsPerCall;
   p.algbw = p.timeUs > 0 ? static_cast<double>(p.bytes) / (p.timeUs * 1e3) : 0;
   p.busbw = p.algbw * busFactor(q.kind, n);
   return p;

@@ -32,6 +32,7 @@ struct Prediction {
   std::string algo;    // the schedule's algorithm, or the fused kernel
   std::string walker;  // fused, events, events-frozen, symmetric
   size_t messages = 0;
+  double yieldsPerCall = 0;  // the event walker's, where ranks take turns (engine.h)
 };
 
 // Ranks above which the event walker keeps frozen shares instead of max-min.

@@ -56,9 +56,9 @@ void writeReport(FILE* out, const std::string& format, const Cluster& c, coll::C
       std::fprintf(out,
                    "%s\n  {\"size\": %zu, \"count\": %zu, \"avg_us\": %.3f, \"algbw\": %.4f, "
                    "\"busbw\": %.4f, "
-                   "\"algo\": \"%s\", \"walker\": \"%s\"}",
+                   "\"algo\": \"%s\", \"walker\": \"%s\", \"yields_per_rank_call\": %.3f}",
                    i ? "," : "", p.bytes, p.count, p.timeUs, p.algbw, p.busbw, p.algo.c_str(),
-                   p.walker.c_str());
+                   p.walker.c_str(), p.yieldsPerCall);
     }
     std::fprintf(out, "\n]}\n");
   } else {

@@ -10,14 +10,18 @@ Turns::Turns(const Cluster& c, int nranks)
       hostOf_(static_cast<size_t>(nranks)),
       coreOf_(static_cast<size_t>(nranks), -1),
       // A turn handed to another process costs more the more of them share
-      // the core's caches: yield_us x (ranks per core - 1).
-      yieldUs_(c.yieldUs * std::max(1.0, c.oversub() - 1.0)),
+      // the core's caches: yield_growth per doubling from 2 ranks per core.
+      yieldUs_(yieldCostUs(c)),
       quantumUs_(c.quantumUs) {
   for (Host& h : hosts_) h.cores.resize(static_cast<size_t>(std::max(1, c.coresPerHost)));
   for (int r = 0; r < nranks; ++r) {
     hostOf_[r] = c.hostOf(r);
     hosts_[hostOf_[r]].queue.push_back(r);
   }
+}
+
+double yieldCostUs(const Cluster& c) {
+  return c.yieldUs * std::pow(c.yieldGrowth, std::log2(std::max(2.0, c.oversub()) / 2.0));
 }
 
 Turns::Next Turns::run(Host& h, int core, double t) {

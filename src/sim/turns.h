@@ -19,6 +19,9 @@
 
 namespace gdr::sim {
 
+// What one yield costs the core on cluster c (yield_us, yield_growth).
+double yieldCostUs(const Cluster& c);
+
 class Turns {
  public:
   Turns(const Cluster& c, int nranks);
