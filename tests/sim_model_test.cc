@@ -134,6 +134,22 @@ TEST(SimModel, BroadcastFootprintIsOneBuffer) {
   EXPECT_GT(spilled, 2 * predict(c, q).timeUs);
 }
 
+// A broadcast is in place (gdrBroadcast has one buffer): the root copies
+// nothing, so a slow local copy does not slow it.
+TEST(SimModel, BroadcastRootCopiesNothing) {
+  Cluster c = toyHost(2);
+  Query q;
+  q.kind = coll::CollKind::Broadcast;
+  q.bytes = 8u << 20;
+  const double fast = predict(c, q).timeUs;
+  c.copyGBps = 0.01;
+  EXPECT_DOUBLE_EQ(predict(c, q).timeUs, fast);
+  q.kind = coll::CollKind::AllGather;  // its own block copied to the output: priced
+  const double slowCopy = predict(c, q).timeUs;
+  c.copyGBps = 100.0;
+  EXPECT_GT(slowCopy, predict(c, q).timeUs);
+}
+
 // A yield costs yield_us up to 2 ranks per core and yield_growth times more
 // per doubling beyond; the default growth keeps the earlier rule
 // (yield_us x (ranks per core - 1)) at 2 and 4 ranks per core.

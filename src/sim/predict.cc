@@ -52,6 +52,9 @@ coll::CollArgs argsFor(const Cluster& c, const Query& q, size_t count) {
   a.nranks = c.nranks();
   a.count = count;
   a.root = q.root;
+  // gdrBroadcast, MPI_Bcast and gdr-bench's loop broadcast in place (one
+  // buffer): the root copies nothing into an output of its own.
+  a.inPlace = q.kind == CollKind::Broadcast;
   a.aloneOnHost = c.aloneOnHost();
   if (c.chunkBytes > 0) a.chunkElems = std::max<size_t>(1, c.chunkBytes / q.elemBytes);
   if (q.kind == CollKind::AllToAllv) {
