@@ -46,15 +46,18 @@ double fusedUs(const Cluster& c, const coll::FusedTraffic& t) {
   return us;
 }
 
+// gdrBroadcast, MPI_Bcast and gdr-bench's loop broadcast in place (one
+// buffer): the root copies nothing into an output of its own, and each rank
+// touches one buffer. Every other collective gdr-bench runs out of place.
+bool runsInPlace(CollKind k) { return k == CollKind::Broadcast; }
+
 coll::CollArgs argsFor(const Cluster& c, const Query& q, size_t count) {
   coll::CollArgs a;
   a.kind = q.kind;
   a.nranks = c.nranks();
   a.count = count;
   a.root = q.root;
-  // gdrBroadcast, MPI_Bcast and gdr-bench's loop broadcast in place (one
-  // buffer): the root copies nothing into an output of its own.
-  a.inPlace = q.kind == CollKind::Broadcast;
+  a.inPlace = runsInPlace(q.kind);
   a.aloneOnHost = c.aloneOnHost();
   if (c.chunkBytes > 0) a.chunkElems = std::max<size_t>(1, c.chunkBytes / q.elemBytes);
   if (q.kind == CollKind::AllToAllv) {
@@ -68,12 +71,11 @@ coll::CollArgs argsFor(const Cluster& c, const Query& q, size_t count) {
   return a;
 }
 
-// The bytes one call's buffers span per rank (input and output; all-to-all
-// and the gathers hold n blocks; a broadcast is in place: one buffer).
+// The bytes one call's buffers span per rank (input and output, or one
+// buffer in place; all-to-all and the gathers hold n blocks).
 double footprintPerRank(CollKind k, size_t bytes, int n) {
+  if (runsInPlace(k)) return static_cast<double>(bytes);
   switch (k) {
-    case CollKind::Broadcast:
-      return static_cast<double>(bytes);
     case CollKind::AllGather:
     case CollKind::ReduceScatter:
       return static_cast<double>(bytes) * (1.0 + 1.0 / n);
