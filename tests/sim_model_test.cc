@@ -239,6 +239,44 @@ TEST(SimModel, MaxMinOnAToyTopology) {
   EXPECT_NEAR(maxMinRates(shared, {{&e, 0}})[0], 2.0, 1e-9);
 }
 
+// socket_shared_eff: a host's TCP port crossed by two flows offers that
+// fraction of its capacity (TCP flows through one shaped port), one flow
+// alone the whole of it; links inside a host are not affected.
+TEST(SimModel, SharedNetworkPortOffersItsEfficiency) {
+  Cluster c;
+  ASSERT_TRUE(preset("socket", &c));
+  c.hosts = 3;
+  c.link[static_cast<int>(LinkClass::Socket)] = {1.0, 1.0};
+  c.socketSharedEff = 0.8;
+  const Network net(c);
+  const Path a = net.path(0, 1, false), b = net.path(0, 2, false);
+  std::vector<double> r = maxMinRates(net, {{&a, 0}, {&b, 0}});
+  EXPECT_NEAR(r[0], 0.4, 1e-9);
+  EXPECT_NEAR(r[1], 0.4, 1e-9);
+  EXPECT_NEAR(maxMinRates(net, {{&a, 0}})[0], 1.0, 1e-9);
+  // Two flows on different ports each have theirs whole.
+  const Path d = net.path(1, 2, false);
+  r = maxMinRates(net, {{&a, 0}, {&d, 0}});
+  EXPECT_NEAR(r[0], 1.0, 1e-9);
+  EXPECT_NEAR(r[1], 1.0, 1e-9);
+  // Verbs ports (net_transport nic) keep their whole capacity.
+  Cluster v = c;
+  v.netTransport = "nic";
+  v.link[static_cast<int>(LinkClass::Nic)] = {1.0, 1.0};
+  const Network vn(v);
+  const Path va = vn.path(0, 1, false), vb = vn.path(0, 2, false);
+  r = maxMinRates(vn, {{&va, 0}, {&vb, 0}});
+  EXPECT_NEAR(r[0] + r[1], 1.0, 1e-9);
+  // Inside one host (the cores) nothing changes.
+  Cluster h = toyHost(4);
+  h.coresPerHost = 2;
+  h.socketSharedEff = 0.5;
+  const Network hn(h);
+  const Path x = hn.path(0, 1, true), y = hn.path(2, 3, true);
+  r = maxMinRates(hn, {{&x, 0}, {&y, 0}});
+  EXPECT_NEAR(r[0] + r[1], 4.0, 1e-9);
+}
+
 // Every rank copies 1 MB at 1 GB/s after a 10 us launch, `iterations` calls;
 // yield > 0: the ranks take turns on the cores, preempted after `quantum`.
 double copiesTime(int ranks, int cores, int iterations = 1, double yield = 0,

@@ -134,6 +134,7 @@ const std::vector<Key>& keys() {
         bytesKey("chunk_bytes", &Cluster::chunkBytes),
         bytesKey("slot_bytes", &Cluster::slotBytes),
         bytesKey("socket_buffer_bytes", &Cluster::socketBufferBytes),
+        numKey("socket_shared_eff", &Cluster::socketSharedEff),
         intKey("bench_iters", &Cluster::benchIters),
         intKey("bench_warmup", &Cluster::benchWarmup),
         numKey("launch_us", &Cluster::launchUs),

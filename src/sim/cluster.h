@@ -74,6 +74,12 @@ struct Cluster {
   // unread is the sender's SO_SNDBUF plus the receiver's SO_RCVBUF, 4 MiB
   // each (socket_endpoint.cc); a message above it waits for its receiver.
   size_t socketBufferBytes = 8u << 20;
+  // Hosts over TCP (net_transport socket): what a host's port, each way,
+  // carries while two or more flows share it, as a fraction of its one-flow
+  // rate; TCP flows through one tbf-shaped port do not fill it between them
+  // the way one flow does (fitted: calibrate.py). NIC ports (verbs) are not
+  // affected: no fabric here to measure them.
+  double socketSharedEff = 1.0;
   // The measurement a prediction mirrors. 0: the steady period of
   // back-to-back calls. Otherwise gdr-bench's --iters and --warmup (a
   // tenth and a fifth of them above 1 MiB, as gdr-bench does): warm-up

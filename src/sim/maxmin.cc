@@ -13,18 +13,24 @@ std::vector<double> maxMinRates(const Network& net, const std::vector<FlowDemand
   // Only the links these flows cross, renumbered densely.
   std::unordered_map<int, int> dense;
   std::vector<double> residual, cap;
+  std::vector<int> link, users;
   std::vector<std::vector<int>> linkIdx(n);
   for (size_t f = 0; f < n; ++f) {
     for (int i = 0; i < flows[f].path->nlinks; ++i) {
       const int l = flows[f].path->links[i];
       auto it = dense.find(l);
       if (it == dense.end()) {
-        it = dense.emplace(l, static_cast<int>(residual.size())).first;
-        residual.push_back(net.capacity(l));
-        cap.push_back(net.capacity(l));
+        it = dense.emplace(l, static_cast<int>(link.size())).first;
+        link.push_back(l);
+        users.push_back(0);
       }
+      ++users[it->second];
       linkIdx[f].push_back(it->second);
     }
+  }
+  for (size_t d = 0; d < link.size(); ++d) {
+    residual.push_back(net.capacity(link[d], users[d]));
+    cap.push_back(residual.back());
   }
   constexpr double kInf = std::numeric_limits<double>::infinity();
   size_t left = n;

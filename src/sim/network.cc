@@ -18,6 +18,7 @@ Network::Network(const Cluster& c) : c_(c) {
   const int gpus = c.nranks();
   const double nvl = params(c, LinkClass::NvLink).gbps;
   const LinkClass netCls = c.netTransport == "socket" ? LinkClass::Socket : LinkClass::Nic;
+  socketPorts_ = netCls == LinkClass::Socket;
   const double nic = params(c, netCls).gbps;
   nvlOut_ = block(gpus, nvl);
   nvlIn_ = block(gpus, nvl);

@@ -42,6 +42,12 @@ class Network {
   explicit Network(const Cluster& c);
   int numLinks() const { return static_cast<int>(capacity_.size()); }
   double capacity(int link) const { return capacity_[link]; }
+  // The capacity of `link` while `flows` flows cross it (socket_shared_eff on
+  // a host's TCP port shared by two or more).
+  double capacity(int link, int flows) const {
+    return flows > 1 && socketPorts_ && link >= nicOut_ && link < leafUp_ ? capacity_[link] * c_.socketSharedEff
+                                                                         : capacity_[link];
+  }
   // The path of a `bytes` message from rank a to rank b (a != b); `cma`
   // says whether a host-memory message goes single-copy.
   Path path(int a, int b, bool cma, bool shared = false) const;
@@ -58,6 +64,7 @@ class Network {
   int nvlOut_ = 0, nvlIn_ = 0, nicOut_ = 0, nicIn_ = 0, leafUp_ = 0, leafDown_ = 0, podUp_ = 0,
       podDown_ = 0, hostCores_ = 0, hostMem_ = 0;
   int numLeaves_ = 0, numPods_ = 0;
+  bool socketPorts_ = false;  // the hosts' ports are TCP (net_transport socket)
 };
 
 }  // namespace gdr::sim
