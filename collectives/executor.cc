@@ -62,7 +62,7 @@ class Runner {
         bufs_(b),
         fn_(fn),
         sig_(sig),
-        singleCopyFrom_(singleCopyFromOf(sig)),
+        singleCopyFrom_(singleCopyFromOf(c, sig)),
         sharedCopy_(traitsOf(static_cast<CollKind>(sig.kind)).sharedCopy),
         peerOf_(peerOf),
         sends_(sendPool()) {

@@ -26,6 +26,9 @@ class Links {
   // GDR_FAULT, and the deadline a stall outlasts.
   virtual const FaultSpec& fault() const = 0;
   virtual int64_t timeoutMs() const = 0;
+  // Whether every rank of this rank's host has a core of its own (the
+  // single-copy threshold depends on it: core/call.h singleCopyFromOf).
+  virtual bool ownCores() const = 0;
   // Progress reports (the status board): an operation of `steps` steps
   // began; it is at step `idx` (`steps`: waiting for its last sends) with
   // `peer` (-1: a local step), of StepKind `kind`; it ended.

@@ -43,7 +43,7 @@ bool runSingleMessage(Links& comm, const Schedule& sched, const HostBuffers& buf
     op.data = base(r.buf) + r.offset * bufs.elemBytes;
     op.bytes = bytes;
     op.sig = sig;
-    op.singleCopyFrom = singleCopyFromOf(sig);
+    op.singleCopyFrom = singleCopyFromOf(comm, sig);
     if (ep->sendNow(op)) return true;  // the back end's immediate path
     ep->postSend(&op);
     comm.progressUntil([&] { return op.complete; }, describe);
@@ -53,7 +53,7 @@ bool runSingleMessage(Links& comm, const Schedule& sched, const HostBuffers& buf
   op.dst = const_cast<char*>(base(r.buf)) + r.offset * bufs.elemBytes;
   op.bytes = bytes;
   op.sig = sig;
-  op.singleCopyFrom = singleCopyFromOf(sig);
+  op.singleCopyFrom = singleCopyFromOf(comm, sig);
   op.shareCopy = traitsOf(static_cast<CollKind>(sig.kind)).sharedCopy;  // as the runner's receives
   op.elemBytes = bufs.elemBytes;
   if (st.kind == StepKind::RecvReduce) {
@@ -160,7 +160,7 @@ bool runShort(Links& comm, const Schedule& sched, const HostBuffers& bufs, trans
         return false;
     }
   }
-  const size_t singleCopyFrom = singleCopyFromOf(sig);
+  const size_t singleCopyFrom = singleCopyFromOf(comm, sig);
   // Constructed as they are used: a call of two sends writes two.
   union SendSlot {
     SendSlot() {}

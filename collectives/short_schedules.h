@@ -15,8 +15,8 @@ namespace gdr::coll::detail {
 
 // The back ends learn the collective's single-copy threshold from each
 // operation (they never look at its kind).
-inline size_t singleCopyFromOf(const transport::OpSig& sig) {
-  return traitsOf(static_cast<CollKind>(sig.kind)).singleCopyFrom;
+inline size_t singleCopyFromOf(const Links& comm, const transport::OpSig& sig) {
+  return gdr::singleCopyFromOf(static_cast<CollKind>(sig.kind), comm.ownCores());
 }
 
 bool runSingleMessage(Links& comm, const Schedule& sched, const HostBuffers& bufs, transport::ReduceFn fn,

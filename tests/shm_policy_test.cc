@@ -28,6 +28,17 @@ TEST(ShmPolicy, ThresholdByCollective) {
   EXPECT_EQ(singleCopyFrom(gdr::transport::RecvOp{}.singleCopyFrom, -1), 64u << 10);
 }
 
+// Where every rank of the host has a core, a broadcast goes single-copy from
+// 32 KiB (its root's wait is then a core for the shared copy); nothing else
+// moves, and where ranks share cores the table above stands.
+TEST(ShmPolicy, BroadcastGoesSingleCopySoonerOnOwnCores) {
+  EXPECT_EQ(gdr::singleCopyFromOf(CollKind::Broadcast, true), 32u << 10);
+  EXPECT_EQ(gdr::singleCopyFromOf(CollKind::Broadcast, false), 256u << 10);
+  for (CollKind k : {CollKind::AllReduce, CollKind::Reduce, CollKind::AllGather, CollKind::ReduceScatter,
+                     CollKind::AllToAll, CollKind::AllToAllv, CollKind::Barrier})
+    EXPECT_EQ(gdr::singleCopyFromOf(k, true), gdr::singleCopyFromOf(k, false)) << gdr::collName(k);
+}
+
 // Who shares a single-copy message's copy with its receiver: where the sender
 // would only wait (broadcast, send/recv), not where every rank also receives.
 TEST(ShmPolicy, SharedCopyWhereTheSenderWaits) {

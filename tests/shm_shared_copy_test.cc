@@ -28,7 +28,7 @@ TEST(ShmSharedCopy, PiecesCoverTheMessageInPageMultiples) {
     CopyShare share;
     initShare(&share, bytes);
     EXPECT_EQ(share.pieceBytes % 4096, 0u) << bytes;
-    EXPECT_GE(share.pieceBytes, 65536u) << bytes;
+    EXPECT_GE(share.pieceBytes, 16384u) << bytes;
     EXPECT_LE(share.pieceBytes, 1u << 20) << bytes;
     EXPECT_GE(size_t{share.pieces} * share.pieceBytes, bytes) << bytes;
     EXPECT_LT(size_t{share.pieces - 1} * share.pieceBytes, bytes) << bytes;
@@ -39,6 +39,12 @@ TEST(ShmSharedCopy, PiecesCoverTheMessageInPageMultiples) {
   CopyShare share;
   initShare(&share, 256 << 10);
   EXPECT_EQ(share.pieces, 2u) << "a 256 KiB message is one half for each rank";
+  initShare(&share, 32 << 10);
+  EXPECT_EQ(share.pieces, 2u) << "so is a 32 KiB one (broadcast's threshold where ranks have cores)";
+  initShare(&share, 20 << 10);
+  EXPECT_EQ(share.pieces, 2u) << "16 KiB and the rest";
+  initShare(&share, 16 << 10);
+  EXPECT_EQ(share.pieces, 1u) << "no piece under 16 KiB";
 }
 
 // The two sides of one message, as two threads of this process (CMA to the

@@ -239,6 +239,24 @@ TEST(SimModel, MaxMinOnAToyTopology) {
   EXPECT_NEAR(maxMinRates(shared, {{&e, 0}})[0], 2.0, 1e-9);
 }
 
+// The library's broadcast threshold follows whether the host's ranks have a
+// core each (CollTraits::singleCopyFromOwnCores): 32 KiB then, else 256 KiB.
+TEST(SimModel, BroadcastThresholdFollowsOwnCores) {
+  Cluster c;
+  ASSERT_TRUE(preset("host-shm", &c));
+  c.ranksPerHost = 2;
+  c.coresPerHost = 2;
+  EXPECT_TRUE(singleCopy(c, coll::CollKind::Broadcast, 32u << 10));
+  EXPECT_FALSE(singleCopy(c, coll::CollKind::Broadcast, (32u << 10) - 4));
+  EXPECT_FALSE(singleCopy(c, coll::CollKind::AllReduce, 32u << 10));
+  c.ranksPerHost = 4;
+  EXPECT_FALSE(singleCopy(c, coll::CollKind::Broadcast, 128u << 10));
+  EXPECT_TRUE(singleCopy(c, coll::CollKind::Broadcast, 256u << 10));
+  c.cmaThresholdOwnCores = 256u << 10;  // a set measured before the change
+  c.ranksPerHost = 2;
+  EXPECT_FALSE(singleCopy(c, coll::CollKind::Broadcast, 128u << 10));
+}
+
 // socket_shared_eff: a host's TCP port crossed by two flows offers that
 // fraction of its capacity (TCP flows through one shaped port), one flow
 // alone the whole of it; links inside a host are not affected.

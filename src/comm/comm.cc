@@ -82,6 +82,7 @@ void Communicator::start(std::unique_ptr<boot::Bootstrap> boot) {
   // Online CPUs, not this process's affinity: launchers bind each rank to
   // one core, which says nothing about how many the ranks share.
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  ownCores_ = cores > 0 && local <= cores;
   if (local > cores && !param::isSet("GDR_SPIN_BEFORE_YIELD")) {
     cfg_.spinBeforeYield = 0;
     GDR_INFO(kInit, "%d ranks on this host share %ld cores: waits yield at once", local, cores);

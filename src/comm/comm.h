@@ -107,6 +107,7 @@ class Communicator : public coll::Links {
   // No other rank of this communicator shares this rank's host: every one of
   // its messages crosses the network (set at init).
   bool aloneOnHost() const { return aloneOnHost_; }
+  bool ownCores() const override { return ownCores_; }
   // The job's secret (derives keys; never leaves the process).
   const security::JobSecret& jobSecret() const { return boot_->jobSecret(); }
   // Ring/tree order from the topology (identity when it brings nothing).
@@ -211,6 +212,7 @@ class Communicator : public coll::Links {
   std::atomic<bool> pending_{false};
   CommConfig cfg_;
   bool aloneOnHost_ = false;
+  bool ownCores_ = false;  // this host's ranks are no more than its online CPUs
   std::vector<PeerInfo> peers_;
   TopoPlan plan_;
   std::vector<std::unique_ptr<transport::Endpoint>> eps_;

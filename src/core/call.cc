@@ -23,6 +23,15 @@ namespace {
 //   back-to-back broadcasts (2.99 against 8.69 us, session 14);
 // - send/recv: kSingleCopyFrom.
 //
+// singleCopyFromOwnCores: the same where no two ranks of the host share a
+// core. Broadcast from 32 KiB: then the root's wait for its reader is a core
+// the shared copy uses, and on the AMD EPYC VM (session 22) the FIFO's two
+// copies ran at 7-9 GB/s, so np 2 broadcast at 32-128 KiB took 0.62-1.16x
+// Open MPI's time through the FIFO and 1.33-1.73x single-copy, in halves
+// (bench/results/host-2core.md, session 22). Where ranks share cores the
+// root waiting for a reader that is not running cost 1.4-4x (np 3-8, 32-128
+// KiB), so the 256 KiB above stands there.
+//
 // sharedCopy: whether the sender of a single-copy message copies part of it
 // into the receiver's buffer (transport/shm/cma_copy.h). Where the sender
 // is otherwise idle until the receiver is done (broadcast; send/recv, see
@@ -36,17 +45,18 @@ constexpr size_t kKiB = 1024;
 }  // namespace
 
 const CollTraits kCollTraits[kNumCollKinds] = {
-    // name            reduces rooted rankOrderFree layout  singleCopyFrom sharedCopy
-    {"allreduce", true, false, true, Layout::Whole, 256 * kKiB, false},
-    {"bcast", false, true, true, Layout::Whole, 256 * kKiB, true},
-    {"reduce", true, true, true, Layout::Whole, 1024 * kKiB, false},
-    {"allgather", false, false, false, Layout::GatherOut, 64 * kKiB, false},
-    {"reducescatter", true, false, false, Layout::ScatterIn, 64 * kKiB, false},
-    {"alltoall", false, false, false, Layout::BlockPerPeer, 64 * kKiB, false},
-    {"alltoallv", false, false, false, Layout::Vectors, 64 * kKiB, false},
-    {"barrier", false, false, true, Layout::None, 256 * kKiB, false},
+    // name            reduces rooted rankOrderFree layout  singleCopyFrom sharedCopy ...OwnCores
+    {"allreduce", true, false, true, Layout::Whole, 256 * kKiB, false, 256 * kKiB},
+    {"bcast", false, true, true, Layout::Whole, 256 * kKiB, true, 32 * kKiB},
+    {"reduce", true, true, true, Layout::Whole, 1024 * kKiB, false, 1024 * kKiB},
+    {"allgather", false, false, false, Layout::GatherOut, 64 * kKiB, false, 64 * kKiB},
+    {"reducescatter", true, false, false, Layout::ScatterIn, 64 * kKiB, false, 64 * kKiB},
+    {"alltoall", false, false, false, Layout::BlockPerPeer, 64 * kKiB, false, 64 * kKiB},
+    {"alltoallv", false, false, false, Layout::Vectors, 64 * kKiB, false, 64 * kKiB},
+    {"barrier", false, false, true, Layout::None, 256 * kKiB, false, 256 * kKiB},
 };
 
-const CollTraits kUnknownTraits{"unknown", false, false, false, Layout::None, kSingleCopyFrom, false};
+const CollTraits kUnknownTraits{"unknown", false, false, false, Layout::None, kSingleCopyFrom, false,
+                                kSingleCopyFrom};
 
 }  // namespace gdr

@@ -44,6 +44,9 @@ struct CollTraits {
   Layout layout;
   size_t singleCopyFrom;  // from what size its messages go single-copy (call.cc)
   bool sharedCopy;        // a single-copy message's sender copies part of it (call.cc)
+  // The same where every rank of the host has a core of its own (call.cc);
+  // singleCopyFromOf() picks.
+  size_t singleCopyFromOwnCores;
 };
 
 // Indexed by CollKind (call.cc).
@@ -54,6 +57,12 @@ inline const CollTraits& traitsOf(CollKind k) {
   return i < kNumCollKinds ? kCollTraits[i] : kUnknownTraits;
 }
 inline const char* collName(CollKind k) { return traitsOf(k).name; }
+// From what size a message of `k` goes single-copy, given whether every rank
+// of its host has a core of its own. Both ends of a shm message are ranks of
+// one host, so they agree.
+inline size_t singleCopyFromOf(CollKind k, bool ownCores) {
+  return ownCores ? traitsOf(k).singleCopyFromOwnCores : traitsOf(k).singleCopyFrom;
+}
 
 // A PreMulSum (gdrRedOpCreatePreMulSum): the call sums each rank's input
 // multiplied by a scalar. A call names it by its op, a value from gdrNumOps

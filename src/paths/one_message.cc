@@ -39,7 +39,7 @@ bool tryOneMessage(Communicator& comm, const CollCall& call) {
   transport::Endpoint* ep = comm.endpoint(peer);
   if (!ep) return false;
   const OpSig sig = sigOf(call, seq);
-  const size_t singleCopyFrom = traitsOf(call.kind).singleCopyFrom;
+  const size_t singleCopyFrom = singleCopyFromOf(call.kind, comm.ownCores());
   const bool bcast = call.kind == CollKind::Broadcast;
   if (bcast == (me == call.root)) {  // the sending side: a broadcast's root, a reduce's leaf
     transport::SendOp op;

@@ -128,6 +128,7 @@ const std::vector<Key>& keys() {
         bytesKey("cma_threshold", &Cluster::cmaThreshold),
         bytesKey("cma_threshold_exchange", &Cluster::cmaThresholdExchange),
         bytesKey("cma_threshold_reduce", &Cluster::cmaThresholdReduce),
+        bytesKey("cma_threshold_own_cores", &Cluster::cmaThresholdOwnCores),
         boolKey("cma_share", &Cluster::cmaShare),
         numKey("cma_share_gain", &Cluster::cmaShareGain),
         intKey("slots", &Cluster::slots),

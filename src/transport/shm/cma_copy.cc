@@ -14,11 +14,12 @@ void initShare(CopyShare* share, size_t bytes) {
   // Halves, one for each rank, as each call costs some 1-2 us of page
   // pinning and set-up (eighths of 32 KiB and up read 1.1-1.3x Open MPI at
   // 128-512 KiB, halves 1.4-1.7x: bench/results/host-2core.md, session 12);
-  // no piece under 64 KiB (a 64 KiB message is read by the receiver alone)
-  // or over 1 MiB (the rank that runs takes more of a large message when
-  // the other is late); a multiple of 4 KiB. The count fits its 32 bits up
-  // to 4 PiB a message.
-  size_t piece = std::clamp<size_t>(bytes / 2, size_t{64} << 10, size_t{1} << 20);
+  // no piece under 16 KiB (a 32 KiB broadcast, single-copy from there where
+  // ranks have cores of their own, is two: 1.33-1.39x Open MPI at np 2,
+  // session 22) or over 1 MiB (the rank that runs takes more of a large
+  // message when the other is late); a multiple of 4 KiB. The count fits its
+  // 32 bits up to 4 PiB a message.
+  size_t piece = std::clamp<size_t>(bytes / 2, size_t{16} << 10, size_t{1} << 20);
   share->pieceBytes = static_cast<uint32_t>((piece + 4095) & ~size_t{4095});
   share->pieces = static_cast<uint32_t>((bytes + share->pieceBytes - 1) / share->pieceBytes);
   share->dst.store(0, std::memory_order_relaxed);
