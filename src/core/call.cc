@@ -28,7 +28,9 @@ namespace {
 // the shared copy uses, and on the AMD EPYC VM (session 22) the FIFO's two
 // copies ran at 7-9 GB/s, so np 2 broadcast at 32-128 KiB took 0.62-1.16x
 // Open MPI's time through the FIFO and 1.33-1.73x single-copy, in halves
-// (bench/results/host-2core.md, session 22). Where ranks share cores the
+// (bench/results/host-2core.md, session 22). On a VM whose FIFO is fast
+// (session 14's: 2.99 us at 128 KiB) it costs up to 3x there, but stays
+// ahead of Open MPI's single copy, which it halves. Where ranks share cores the
 // root waiting for a reader that is not running cost 1.4-4x (np 3-8, 32-128
 // KiB), so the 256 KiB above stands there.
 //
