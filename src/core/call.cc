@@ -48,17 +48,16 @@ constexpr size_t kKiB = 1024;
 
 const CollTraits kCollTraits[kNumCollKinds] = {
     // name            reduces rooted rankOrderFree layout  singleCopyFrom sharedCopy ...OwnCores
-    {"allreduce", true, false, true, Layout::Whole, 256 * kKiB, false, 256 * kKiB},
+    {"allreduce", true, false, true, Layout::Whole, 256 * kKiB, false, 0},
     {"bcast", false, true, true, Layout::Whole, 256 * kKiB, true, 32 * kKiB},
-    {"reduce", true, true, true, Layout::Whole, 1024 * kKiB, false, 1024 * kKiB},
-    {"allgather", false, false, false, Layout::GatherOut, 64 * kKiB, false, 64 * kKiB},
-    {"reducescatter", true, false, false, Layout::ScatterIn, 64 * kKiB, false, 64 * kKiB},
-    {"alltoall", false, false, false, Layout::BlockPerPeer, 64 * kKiB, false, 64 * kKiB},
-    {"alltoallv", false, false, false, Layout::Vectors, 64 * kKiB, false, 64 * kKiB},
-    {"barrier", false, false, true, Layout::None, 256 * kKiB, false, 256 * kKiB},
+    {"reduce", true, true, true, Layout::Whole, 1024 * kKiB, false, 0},
+    {"allgather", false, false, false, Layout::GatherOut, 64 * kKiB, false, 0},
+    {"reducescatter", true, false, false, Layout::ScatterIn, 64 * kKiB, false, 0},
+    {"alltoall", false, false, false, Layout::BlockPerPeer, 64 * kKiB, false, 0},
+    {"alltoallv", false, false, false, Layout::Vectors, 64 * kKiB, false, 0},
+    {"barrier", false, false, true, Layout::None, 256 * kKiB, false, 0},
 };
 
-const CollTraits kUnknownTraits{"unknown", false, false, false, Layout::None, kSingleCopyFrom, false,
-                                kSingleCopyFrom};
+const CollTraits kUnknownTraits{"unknown", false, false, false, Layout::None, kSingleCopyFrom, false, 0};
 
 }  // namespace gdr

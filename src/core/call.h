@@ -44,8 +44,8 @@ struct CollTraits {
   Layout layout;
   size_t singleCopyFrom;  // from what size its messages go single-copy (call.cc)
   bool sharedCopy;        // a single-copy message's sender copies part of it (call.cc)
-  // The same where every rank of the host has a core of its own (call.cc);
-  // singleCopyFromOf() picks.
+  // The same where every rank of the host has a core of its own, where it
+  // differs (call.cc); 0: singleCopyFrom. singleCopyFromOf() picks.
   size_t singleCopyFromOwnCores;
 };
 
@@ -61,7 +61,8 @@ inline const char* collName(CollKind k) { return traitsOf(k).name; }
 // of its host has a core of its own. Both ends of a shm message are ranks of
 // one host, so they agree.
 inline size_t singleCopyFromOf(CollKind k, bool ownCores) {
-  return ownCores ? traitsOf(k).singleCopyFromOwnCores : traitsOf(k).singleCopyFrom;
+  const CollTraits& t = traitsOf(k);
+  return ownCores && t.singleCopyFromOwnCores ? t.singleCopyFromOwnCores : t.singleCopyFrom;
 }
 
 // A PreMulSum (gdrRedOpCreatePreMulSum): the call sums each rank's input

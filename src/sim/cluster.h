@@ -55,7 +55,7 @@ struct Cluster {
   size_t cmaThresholdExchange = 64u << 10;  // all-gather, all-to-all(v), reduce-scatter
   size_t cmaThresholdReduce = 1u << 20;
   // Broadcast's where every rank of the host has a core of its own
-  // (ranks_per_host <= cores_per_host, or cores_per_host 0): the library's
+  // (oversub() 1): the library's
   // CollTraits::singleCopyFromOwnCores.
   size_t cmaThresholdOwnCores = 32u << 10;
   // A single-copy message of a collective whose traits share the copy

@@ -12,7 +12,7 @@ bool singleCopy(const Cluster& c, coll::CollKind kind, size_t bytes) {
     th = c.cmaThresholdExchange;
   else if (kind == CollKind::Reduce)
     th = c.cmaThresholdReduce;
-  else if (kind == CollKind::Broadcast && (c.coresPerHost == 0 || c.ranksPerHost <= c.coresPerHost))
+  else if (kind == CollKind::Broadcast && c.oversub() <= 1.0)
     th = c.cmaThresholdOwnCores;
   return bytes >= th;
 }
